@@ -1,0 +1,195 @@
+"""Inner loop of the LIBSVM-format reader (budgetsvm/io.py holds the policy and the messages).
+
+parse_block parses a buffer that ends with a newline into preallocated arrays and stops at the
+first malformed line, reporting an error code and the offending token's position. Format:
+
+    label [qid:N] index:value index:value ... [# comment]
+
+Separators are spaces, tabs and a trailing CR; indices are 1-based and strictly ascending.
+"""
+from libc.stdlib cimport strtod
+from libc.math cimport isfinite
+from libc.stdint cimport int32_t, int64_t
+
+# Error codes understood by budgetsvm.io (keep in sync with _MESSAGES there).
+cdef enum:
+    OK = 0
+    BAD_LABEL = 1
+    MISSING_COLON = 2
+    BAD_INDEX = 3
+    INDEX_NOT_POSITIVE = 4
+    NOT_ASCENDING = 5
+    BAD_VALUE = 6
+    VALUE_NOT_FINITE = 7
+    INDEX_TOO_LARGE = 8
+    LABEL_NOT_FINITE = 9
+    BAD_QID = 10
+
+cdef int64_t MAX_INDEX = 2147483647
+
+
+cdef inline bint is_space(unsigned char c) noexcept nogil:
+    return c == b' ' or c == b'\t' or c == b'\r' or c == b'\v' or c == b'\f'
+
+
+cdef inline bint ends_token(unsigned char c) noexcept nogil:
+    return is_space(c) or c == b'\n' or c == b'#'
+
+
+def parse_block(const unsigned char[::1] buf, double[::1] labels, int64_t[::1] indptr,
+                int32_t[::1] indices, double[::1] values, int64_t nnz_start, int index_offset):
+    """Parse buf (which must end with b'\\n') into the output arrays.
+
+    Rows are appended from labels[0] / indptr[1]; indptr[0] must hold nnz_start on entry.
+    index_offset is 1 for the LIBSVM format (1-based) and 0 for zero-based files.
+
+    Returns (n_rows, nnz_end, lines_consumed, max_index, error, err_start, err_end, prev_index)
+    where error is 0 on success; otherwise n_rows counts the good rows before the bad line,
+    lines_consumed is the 0-based line number of the bad line within buf, err_start/err_end
+    delimit the offending token and prev_index is the previous index (for NOT_ASCENDING).
+    """
+    cdef Py_ssize_t n = buf.shape[0]
+    cdef const unsigned char* p = &buf[0]
+    cdef Py_ssize_t pos = 0, tok, line_start
+    cdef Py_ssize_t n_rows = 0, lines = 0
+    cdef int64_t nnz = nnz_start, idx = 0, prev = 0, max_index = 0
+    cdef int error = OK
+    cdef Py_ssize_t err_start = 0, err_end = 0
+    cdef char* endp
+    cdef double v, label
+    cdef unsigned char c
+    cdef bint is_qid
+
+    with nogil:
+        while pos < n:
+            line_start = pos
+            # skip leading blanks; blank and comment-only lines are ignored
+            while pos < n and is_space(p[pos]):
+                pos += 1
+            if p[pos] == b'\n' or p[pos] == b'#':
+                while p[pos] != b'\n':
+                    pos += 1
+                pos += 1
+                lines += 1
+                continue
+            # label
+            tok = pos
+            v = strtod(<const char*>(p + pos), &endp)
+            if <Py_ssize_t>(<const unsigned char*>endp - p) == tok or \
+                    not ends_token((<const unsigned char*>endp)[0]) or \
+                    not _plain_number(p, tok, <Py_ssize_t>(<const unsigned char*>endp - p)):
+                error = BAD_LABEL
+                err_start = tok
+                err_end = _token_end(p, tok)
+                break
+            if not isfinite(v):
+                error = LABEL_NOT_FINITE
+                err_start = tok
+                err_end = <Py_ssize_t>(<const unsigned char*>endp - p)
+                break
+            label = v
+            pos = <Py_ssize_t>(<const unsigned char*>endp - p)
+            prev = 0 if index_offset == 1 else -1
+            # features
+            while True:
+                while is_space(p[pos]):
+                    pos += 1
+                c = p[pos]
+                if c == b'\n' or c == b'#':
+                    break
+                tok = pos
+                is_qid = (p[pos] == b'q' and p[pos + 1] == b'i' and p[pos + 2] == b'd'
+                          and p[pos + 3] == b':')
+                if is_qid:
+                    pos += 4
+                    if not (p[pos] >= b'0' and p[pos] <= b'9'):
+                        error = BAD_QID
+                        break
+                    while p[pos] >= b'0' and p[pos] <= b'9':
+                        pos += 1
+                    if not ends_token(p[pos]):
+                        error = BAD_QID
+                        break
+                    continue
+                # index: digits only (an optional '+' is accepted as strtol does)
+                if p[pos] == b'+':
+                    pos += 1
+                if p[pos] == b'-':
+                    error = INDEX_NOT_POSITIVE
+                    break
+                if not (p[pos] >= b'0' and p[pos] <= b'9'):
+                    error = MISSING_COLON if _token_has_no_colon(p, tok) else BAD_INDEX
+                    break
+                idx = 0
+                while p[pos] >= b'0' and p[pos] <= b'9':
+                    if idx <= MAX_INDEX:
+                        idx = idx * 10 + (p[pos] - 48)  # 48 == ord('0')
+                    pos += 1
+                if p[pos] != b':':
+                    error = MISSING_COLON if _token_has_no_colon(p, tok) else BAD_INDEX
+                    break
+                if idx > MAX_INDEX:
+                    error = INDEX_TOO_LARGE
+                    break
+                if idx < index_offset:
+                    error = INDEX_NOT_POSITIVE
+                    break
+                if idx <= prev:
+                    error = NOT_ASCENDING
+                    break
+                pos += 1
+                # value
+                v = strtod(<const char*>(p + pos), &endp)
+                if <Py_ssize_t>(<const unsigned char*>endp - p) == pos or \
+                        not ends_token((<const unsigned char*>endp)[0]) or \
+                        not _plain_number(p, pos, <Py_ssize_t>(<const unsigned char*>endp - p)):
+                    error = BAD_VALUE
+                    break
+                if not isfinite(v):
+                    error = VALUE_NOT_FINITE
+                    break
+                pos = <Py_ssize_t>(<const unsigned char*>endp - p)
+                indices[nnz - nnz_start] = <int32_t>(idx - index_offset)
+                values[nnz - nnz_start] = v
+                nnz += 1
+                if idx > max_index:
+                    max_index = idx
+                prev = idx
+            if error != OK:
+                err_start = tok
+                err_end = _token_end(p, tok)
+                break
+            # skip an optional comment to the end of the line
+            while p[pos] != b'\n':
+                pos += 1
+            pos += 1
+            labels[n_rows] = label
+            n_rows += 1
+            indptr[n_rows] = nnz
+            lines += 1
+    return n_rows, nnz, lines, max_index, error, err_start, err_end, prev
+
+
+cdef inline Py_ssize_t _token_end(const unsigned char* p, Py_ssize_t pos) noexcept nogil:
+    while not (is_space(p[pos]) or p[pos] == b'\n'):
+        pos += 1
+    return pos
+
+
+cdef inline bint _token_has_no_colon(const unsigned char* p, Py_ssize_t pos) noexcept nogil:
+    while not (is_space(p[pos]) or p[pos] == b'\n'):
+        if p[pos] == b':':
+            return False
+        pos += 1
+    return True
+
+
+cdef inline bint _plain_number(const unsigned char* p, Py_ssize_t start,
+                               Py_ssize_t end) noexcept nogil:
+    """strtod also accepts hexadecimal floats, 'inf' and 'nan'; a data file may only hold
+    decimal numbers (inf/nan are caught separately as non-finite)."""
+    cdef Py_ssize_t i
+    for i in range(start, end):
+        if p[i] == b'x' or p[i] == b'X' or p[i] == b'p' or p[i] == b'P':
+            return False
+    return True

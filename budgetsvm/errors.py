@@ -1,0 +1,31 @@
+"""Error types. Every error a user can cause is a BsvmError; the CLI prints its message on one
+line and exits with status 1 (data and model problems) without a traceback."""
+
+
+class BsvmError(Exception):
+    """Base class of every error caused by user input (files, models, parameters)."""
+
+
+def _locate(path, line, message):
+    name = "<stdin>" if path in (None, "-") else str(path)
+    return f"{name}:{line}: {message}" if line else f"{name}: {message}"
+
+
+class DataFormatError(BsvmError):
+    """A malformed LIBSVM data file: ``FILE:LINE: problem``."""
+
+    def __init__(self, path, line, message):
+        self.path, self.line, self.problem = path, line, message
+        super().__init__(_locate(path, line, message))
+
+
+class ModelFormatError(BsvmError):
+    """A malformed or unsupported model file: ``FILE:LINE: problem``."""
+
+    def __init__(self, path, line, message):
+        self.path, self.line, self.problem = path, line, message
+        super().__init__(_locate(path, line, message))
+
+
+class ParameterError(BsvmError):
+    """An invalid combination of training parameters (the check_parameter idea of LIBSVM)."""

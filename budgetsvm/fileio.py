@@ -1,0 +1,83 @@
+"""Opening inputs (plain, .gz, .bz2, .xz or ``-`` for stdin) and writing outputs atomically.
+
+Compression is recognised by the stream's magic bytes, not the file name, so a renamed file
+still reads. Outputs go to a temporary file in the target's directory that is renamed over the
+target only when everything was written: an interrupted or failed run leaves no partial file.
+"""
+import bz2
+import contextlib
+import gzip
+import io
+import lzma
+import os
+import sys
+import tempfile
+import zlib
+
+from budgetsvm.errors import BsvmError, DataFormatError
+
+_MAGIC = (
+    (b"\x1f\x8b", lambda stream: gzip.GzipFile(fileobj=stream)),
+    (b"BZh", bz2.BZ2File),
+    (b"\xfd7zXZ\x00", lzma.LZMAFile),
+)
+DECOMPRESSION_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+
+
+def display_name(path):
+    return "<stdin>" if path in (None, "-") else os.fspath(path)
+
+
+def open_input(path, error=DataFormatError):
+    """Binary stream of the (decompressed) content of ``path``; ``-`` is standard input.
+
+    Problems opening the file raise ``error(path, None, message)``.
+    """
+    if path == "-":
+        raw = sys.stdin.buffer
+    else:
+        try:
+            if os.path.isdir(path):
+                raise error(path, None, "is a directory, not a file")
+            raw = open(path, "rb")
+        except FileNotFoundError:
+            raise error(path, None, "no such file") from None
+        except PermissionError:
+            raise error(path, None, "permission denied") from None
+        except OSError as exc:
+            raise error(path, None, f"cannot open: {exc.strerror or exc}") from None
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
+    head = buffered.peek(6)[:6]
+    for magic, opener in _MAGIC:
+        if head.startswith(magic):
+            return opener(buffered)
+    return buffered
+
+
+@contextlib.contextmanager
+def atomic_output(path, binary=False):
+    """Yield a writable file for ``path``; ``-`` writes to standard output.
+
+    For a real path the content goes to a hidden temporary file in the same directory, renamed
+    over ``path`` on success and removed on any failure, including KeyboardInterrupt.
+    """
+    if path == "-":
+        stream = sys.stdout.buffer if binary else sys.stdout
+        yield stream
+        stream.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    base = os.path.basename(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise BsvmError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "ascii",
+                       newline=None if binary else "\n") as stream:
+            yield stream
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

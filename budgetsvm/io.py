@@ -1,0 +1,165 @@
+"""Reading and writing data in the LIBSVM format.
+
+Policy (documented in README.md, "Data files"):
+
+* one instance per line: ``label [qid:N] index:value ...``; indices 1-based and strictly ascending
+  (``zero_based=True`` reads 0-based files); labels and values are decimal real numbers;
+* spaces and tabs separate tokens; CRLF line ends, trailing whitespace, blank lines and ``#``
+  comments (to the end of the line) are accepted; ``qid:N`` is accepted and ignored;
+* anything else is an error ``FILE:LINE: problem`` (DataFormatError): a non-numeric, NaN or
+  infinite label or value, a missing colon, a non-integer, non-positive, repeated, descending or
+  absurd (> 2^31-1) index;
+* ``.gz``, ``.bz2`` and ``.xz`` are decompressed transparently; ``-`` reads standard input.
+
+The result is a scipy CSR matrix (float64 values; int32 column indices while nnz < 2^31, int64
+otherwise: scipy keeps indices and row pointers in one dtype) and a float64 label array.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from budgetsvm import _parse
+from budgetsvm.errors import DataFormatError
+from budgetsvm.fileio import DECOMPRESSION_ERRORS, open_input
+
+BLOCK_BYTES = 1 << 23          # read 8 MiB at a time; a longer line grows the block
+MAX_INDEX = 2147483647
+
+_MESSAGES = {
+    1: "label is not a number: {tok}",
+    2: "missing ':' in feature {tok} (expected index:value)",
+    3: "index is not an integer: {tok}",
+    4: "index must be >= 1 (the LIBSVM format is 1-based): {tok}",
+    5: "indices must be strictly ascending: {tok} after index {prev}",
+    6: "value is not a number: {tok}",
+    7: "value is not finite: {tok}",
+    8: "index too large (> 2147483647): {tok}",
+    9: "label is not finite: {tok}",
+    10: "qid must be a non-negative integer: {tok}",
+}
+
+
+def _show(raw):
+    text = raw.decode("utf-8", "backslashreplace")
+    if text.startswith("\ufeff"):
+        return "'\\ufeff...' (a UTF-8 byte order mark: save the file without it)"
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+class _Block:
+    __slots__ = ("labels", "indptr", "indices", "values", "first_line", "n_lines", "max_index")
+
+
+def iter_blocks(path, zero_based=False, block_bytes=BLOCK_BYTES):
+    """Parse ``path`` block by block; yields _Block objects (arrays of whole lines).
+
+    Memory is bounded by the block size (plus the longest line), whatever the file size.
+    """
+    stream = open_input(path)
+    offset = 0 if zero_based else 1
+    line_no = 0           # lines consumed before the current block
+    carry = b""
+    try:
+        while True:
+            try:
+                chunk = stream.read(block_bytes)
+            except DECOMPRESSION_ERRORS as exc:
+                raise DataFormatError(path, None, f"cannot read (corrupt or truncated "
+                                      f"compressed stream?): {exc}") from None
+            at_end = not chunk
+            data = carry + chunk
+            if not data:
+                return
+            cut = len(data) if at_end else data.rfind(b"\n") + 1
+            if cut == 0:              # a single line longer than the block: read more
+                carry = data
+                continue
+            buf, carry = data[:cut], data[cut:]
+            if not buf.endswith(b"\n"):
+                buf += b"\n"          # last line without a newline
+            yield _parse_buffer(path, buf, line_no, offset)
+            line_no += buf.count(b"\n")
+            if at_end:
+                return
+    finally:
+        if stream is not None and path != "-":
+            stream.close()
+
+
+def _parse_buffer(path, buf, line_no, offset):
+    n_lines = buf.count(b"\n")
+    max_nnz = buf.count(b":")
+    block = _Block()
+    block.labels = np.empty(n_lines, dtype=np.float64)
+    block.indptr = np.zeros(n_lines + 1, dtype=np.int64)
+    block.indices = np.empty(max_nnz, dtype=np.int32)
+    block.values = np.empty(max_nnz, dtype=np.float64)
+    n_rows, nnz, lines, max_index, error, start, end, prev = _parse.parse_block(
+        buf, block.labels, block.indptr, block.indices, block.values, 0, offset)
+    if error:
+        tok = _show(buf[start:end])
+        raise DataFormatError(path, line_no + lines + 1,
+                              _MESSAGES[error].format(tok=tok, prev=prev))
+    block.labels = block.labels[:n_rows]
+    block.indptr = block.indptr[:n_rows + 1]
+    block.indices = block.indices[:nnz]
+    block.values = block.values[:nnz]
+    block.first_line = line_no + 1
+    block.n_lines = n_lines
+    block.max_index = max_index if offset == 1 else max_index + 1
+    return block
+
+
+def _csr(labels, indptr, indices, values, n_features):
+    X = sp.csr_matrix((values, indices, indptr), shape=(len(labels), n_features))
+    return X, labels
+
+
+def read_problem(path, zero_based=False, n_features=None, allow_empty=False):
+    """Read a whole LIBSVM-format file: returns (X, y).
+
+    n_features, if given, fixes the width (larger indices are an error for the caller to
+    avoid); otherwise it is the largest index in the file, as LIBSVM does.
+    """
+    blocks = list(iter_blocks(path, zero_based))
+    if not blocks or sum(len(b.labels) for b in blocks) == 0:
+        if allow_empty:
+            return sp.csr_matrix((0, n_features or 0)), np.empty(0)
+        raise DataFormatError(path, None, "no data (the file is empty or has only comments)")
+    width = max(b.max_index for b in blocks)
+    if n_features is not None:
+        if width > n_features:
+            raise DataFormatError(path, None, f"has index {width} > n_features={n_features}")
+        width = n_features
+    if len(blocks) == 1:
+        b = blocks[0]
+        return _csr(b.labels, b.indptr, b.indices, b.values, width)
+    shifts = np.cumsum([0] + [len(b.values) for b in blocks[:-1]])
+    indptr = np.concatenate([blocks[0].indptr[:1]] +
+                            [b.indptr[1:] + s for b, s in zip(blocks, shifts)])
+    labels = np.concatenate([b.labels for b in blocks])
+    indices = np.concatenate([b.indices for b in blocks])
+    values = np.concatenate([b.values for b in blocks])
+    return _csr(labels, indptr, indices, values, width)
+
+
+def iter_problem_chunks(path, zero_based=False, block_bytes=BLOCK_BYTES):
+    """Stream a file as (X_chunk, y_chunk) pairs, each as wide as its own largest index.
+
+    Used by prediction so that memory does not grow with the test file.
+    """
+    for b in iter_blocks(path, zero_based, block_bytes):
+        if len(b.labels):
+            yield _csr(b.labels, b.indptr, b.indices, b.values, b.max_index)
+
+
+def write_problem(stream, X, y):
+    """Write (X, y) in the LIBSVM format with full precision (repr of floats) to a text stream."""
+    X = sp.csr_matrix(X)
+    X.sort_indices()
+    indptr, indices, data = X.indptr, X.indices, X.data
+    for i in range(X.shape[0]):
+        lo, hi = indptr[i], indptr[i + 1]
+        feats = " ".join(f"{j + 1}:{v!r}" for j, v in zip(indices[lo:hi].tolist(),
+                                                          data[lo:hi].tolist()))
+        label = "%.17g" % y[i]
+        stream.write(f"{label} {feats}\n" if feats else f"{label}\n")

@@ -1,0 +1,108 @@
+"""Training parameters: one dataclass shared by the CLI, the Python API and grid search, and one
+check function run before any work (LIBSVM's check_parameter idea)."""
+import dataclasses
+import math
+
+from budgetsvm.errors import ParameterError
+
+SOLVERS = ("dcd", "acf", "ww", "bsgd", "bsca")
+LINEAR_SOLVERS = ("dcd", "acf", "ww")
+KERNEL_SOLVERS = ("bsgd", "bsca")
+KERNELS = ("linear", "poly", "rbf", "sigmoid")
+MAINTENANCE = ("removal", "projection", "merge")
+MERGE_SEARCH = ("gss", "gss-precise", "lookup-h", "lookup-wd")
+VARIANTS = ("pegasos", "norma", "mp")
+
+# Default stopping tolerance per solver (LIBLINEAR's -e default for the dual SVM solvers is 0.1).
+DEFAULT_EPS = {"dcd": 0.1, "acf": 0.1, "ww": 0.0009}
+
+
+@dataclasses.dataclass
+class TrainParams:
+    solver: str = "bsgd"
+    # model
+    C: float = 1.0
+    kernel: str = "rbf"
+    gamma: float | None = None        # None: 1/num_features, as LIBSVM
+    degree: int = 3
+    coef0: float = 0.0
+    bias: float = -1.0                # LIBLINEAR -B: < 0 means no bias feature
+    class_weights: dict = dataclasses.field(default_factory=dict)   # label -> weight (-wLABEL)
+    loss: str = "l1"                  # dcd/acf: hinge (l1, LIBLINEAR -s 3) or squared hinge (l2)
+    # optimisation
+    eps: float | None = None          # None: per-solver default (DEFAULT_EPS)
+    max_iter: int = 1000              # outer iterations of linear solvers; 0 = unlimited
+    shrinking: bool = True
+    stop: str = "strict"              # dcd stopping test: strict (LIBLINEAR >= 2.42) or classic
+    seed: int = 1
+    # budgeted kernel solvers
+    budget: int = 500
+    epochs: int = 5
+    maintenance: str = "merge"
+    merge_search: str = "gss"
+    variant: str = "pegasos"
+    eta: float | None = None
+    radius: float | None = None
+    # ACF constants (seed 003)
+    acf_c: float = 0.2
+    acf_pmin: float = 0.05
+    acf_pmax: float = 20.0
+    # Weston–Watkins
+    ww_subsolver: str = "walrus"
+    ww_gap: float | None = None       # optional absolute duality-gap tolerance
+
+    def effective_eps(self):
+        return DEFAULT_EPS.get(self.solver, 0.1) if self.eps is None else self.eps
+
+    def effective_gamma(self, n_features):
+        return self.gamma if self.gamma is not None else 1.0 / max(n_features, 1)
+
+
+def _positive(name, value):
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise ParameterError(f"{name} must be positive, got {value}")
+
+
+def check_params(p: TrainParams):
+    """Raise ParameterError naming the option for the first invalid setting."""
+    if p.solver not in SOLVERS:
+        raise ParameterError(f"unknown solver {p.solver!r}; choose one of {', '.join(SOLVERS)}")
+    _positive("-c", p.C)
+    if p.eps is not None:
+        _positive("-e", p.eps)
+    if p.gamma is not None:
+        _positive("-g", p.gamma)
+    if p.kernel not in KERNELS:
+        raise ParameterError(f"-t: unknown kernel {p.kernel!r}")
+    if p.degree < 0:
+        raise ParameterError(f"-d must be non-negative, got {p.degree}")
+    if not math.isfinite(p.bias):
+        raise ParameterError(f"-B must be a finite number, got {p.bias}")
+    for label, weight in p.class_weights.items():
+        if not (math.isfinite(weight) and weight > 0):
+            raise ParameterError(f"-w{label:g} must be positive, got {weight}")
+    if p.max_iter < 0:
+        raise ParameterError(f"--max-iter must be >= 0, got {p.max_iter}")
+    if p.budget < 1:
+        raise ParameterError(f"--budget must be >= 1, got {p.budget}")
+    if p.epochs < 1:
+        raise ParameterError(f"--epochs must be >= 1, got {p.epochs}")
+    if p.maintenance not in MAINTENANCE:
+        raise ParameterError(f"--maintenance must be one of {', '.join(MAINTENANCE)}")
+    if p.merge_search not in MERGE_SEARCH:
+        raise ParameterError(f"--merge-search must be one of {', '.join(MERGE_SEARCH)}")
+    if p.variant not in VARIANTS:
+        raise ParameterError(f"--variant must be one of {', '.join(VARIANTS)}")
+    if p.solver in KERNEL_SOLVERS and p.maintenance == "merge" and p.kernel != "rbf":
+        raise ParameterError("--maintenance merge needs the RBF kernel (-t 2); "
+                             "use --maintenance removal or projection with other kernels")
+    if p.loss not in ("l1", "l2"):
+        raise ParameterError(f"--loss must be l1 or l2, got {p.loss!r}")
+    if p.stop not in ("strict", "classic"):
+        raise ParameterError(f"--stop must be strict or classic, got {p.stop!r}")
+    if p.ww_subsolver not in ("walrus", "iterative"):
+        raise ParameterError("--ww-subsolver must be walrus or iterative")
+    _positive("--acf-c", p.acf_c)
+    _positive("--acf-pmin", p.acf_pmin)
+    if p.acf_pmax < p.acf_pmin:
+        raise ParameterError("--acf-pmax must be >= --acf-pmin")

@@ -1,0 +1,77 @@
+"""Training orchestration shared by bsvm-train, bsvm-grid and the Python API: label order,
+parameter checks, dispatch to the solver, and stratified cross-validation."""
+import numpy as np
+import scipy.sparse as sp
+
+from budgetsvm._rng import Random
+from budgetsvm.errors import BsvmError, ParameterError
+from budgetsvm.labels import group_classes
+from budgetsvm.params import TrainParams, check_params
+
+
+def _solver_function(name):
+    # Imported lazily so that a solver's compiled module is loaded only when it is used.
+    if name in ("dcd", "acf"):
+        from budgetsvm.linear import train_linear
+        return train_linear
+    raise ParameterError(f"-s {name}: this solver is not available yet in this version; "
+                         "use -s dcd")
+
+
+def train(X, y, params: TrainParams, callback=None):
+    """Train a model on CSR X (n × d) and labels y with the solver named in params."""
+    check_params(params)
+    X = sp.csr_matrix(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.shape[0] == 0:
+        raise BsvmError("the training data is empty")
+    labels, y_index = group_classes(y)
+    if len(labels) < 2:
+        raise BsvmError(f"the training data has only one class (label {labels[0]:g}); "
+                        "a classifier needs at least two")
+    return _solver_function(params.solver)(X, y_index, labels, params, callback=callback)
+
+
+def stratified_folds(y, nr_fold, seed):
+    """Fold number of every row: per class, a seeded shuffle dealt round-robin into the folds.
+
+    Like LIBSVM's stratified split, a class smaller than nr_fold is allowed (some folds simply
+    get none of it). Deterministic for a given seed.
+    """
+    y = np.asarray(y)
+    if nr_fold < 2:
+        raise ParameterError(f"-v: number of folds must be >= 2, got {nr_fold}")
+    if nr_fold > len(y):
+        raise ParameterError(f"-v: {nr_fold} folds but only {len(y)} training rows")
+    rng = Random(seed)
+    labels, y_index = group_classes(y)
+    fold = np.empty(len(y), dtype=np.int64)
+    start = 0
+    for c in range(len(labels)):
+        members = np.flatnonzero(y_index == c)
+        rng.shuffle(members)
+        fold[members] = (np.arange(len(members)) + start) % nr_fold
+        start += len(members)      # continue dealing where the previous class stopped
+    return fold
+
+
+def small_classes(y, nr_fold):
+    """Labels with fewer rows than folds (a warning, as LIBSVM accepts them)."""
+    values, counts = np.unique(np.asarray(y), return_counts=True)
+    return [v for v, c in zip(values, counts) if c < nr_fold]
+
+
+def cross_validation(X, y, params: TrainParams, nr_fold, callback=None):
+    """Predicted label of every row, each by a model trained without its fold."""
+    check_params(params)
+    X = sp.csr_matrix(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    fold = stratified_folds(y, nr_fold, params.seed)
+    predicted = np.empty(len(y))
+    for f in range(nr_fold):
+        test = fold == f
+        if not test.any():
+            continue
+        model = train(X[~test], y[~test], params, callback=callback)
+        predicted[test] = model.predict(X[test])
+    return predicted
