@@ -6,7 +6,12 @@ import scipy.sparse as sp
 from budgetsvm._rng import Random
 from budgetsvm.errors import BsvmError, ParameterError
 from budgetsvm.labels import group_classes
-from budgetsvm.params import TrainParams, check_params
+from budgetsvm.params import LINEAR_SOLVERS, TrainParams, check_params
+
+# Linear solvers keep dense weight vectors: k·d doubles (one per class for one-vs-rest and WW).
+# Refuse a dimension whose weights would exceed this many values (2^28 doubles = 2 GiB), so an
+# absurd index (say 2^31 − 1) gives a clear error instead of an attempt to allocate 16 GiB.
+MAX_LINEAR_WEIGHTS = 1 << 28
 
 
 def _solver_function(name):
@@ -29,6 +34,14 @@ def train(X, y, params: TrainParams, callback=None):
     if len(labels) < 2:
         raise BsvmError(f"the training data has only one class (label {labels[0]:g}); "
                         "a classifier needs at least two")
+    if params.solver in LINEAR_SOLVERS:
+        n_weights = (1 if len(labels) == 2 and params.solver != "ww" else len(labels)) * \
+            (X.shape[1] + (params.bias >= 0))
+        if n_weights > MAX_LINEAR_WEIGHTS:
+            raise BsvmError(
+                f"{X.shape[1]} features × {len(labels)} classes need {n_weights} dense weights "
+                f"({n_weights * 8 / 2**30:.1f} GiB); linear solvers accept at most "
+                f"{MAX_LINEAR_WEIGHTS} (2 GiB): are the feature indices right?")
     return _solver_function(params.solver)(X, y_index, labels, params, callback=callback)
 
 

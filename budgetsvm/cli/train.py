@@ -53,77 +53,93 @@ def _at_least(minimum):
     return check
 
 
+_TRAINING_OPTIONS = [
+    click.option("-s", "solver", callback=_solver, metavar="NAME",
+                  help=f"solver: {', '.join(SOLVERS)} (names only; default bsgd with the RBF kernel)"),
+    click.option("-t", "kernel", callback=_kernel, metavar="TYPE",
+                  help="kernel: 0/linear, 1/poly, 2/rbf (default), 3/sigmoid"),
+    click.option("-c", "C", type=float, default=1.0, show_default=True, callback=_positive,
+                  help="cost C (LIBSVM meaning)"),
+    click.option("-g", "gamma", type=float, callback=_positive,
+                  help="kernel gamma [default 1/num_features]"),
+    click.option("-d", "degree", type=int, default=3, show_default=True, callback=_at_least(0),
+                  help="polynomial degree"),
+    click.option("-r", "coef0", type=float, default=0.0, show_default=True, help="kernel coef0"),
+    click.option("-e", "eps", type=float, callback=_positive,
+                  help="stopping tolerance [dcd/acf 0.1, ww 0.0009 relative gap]"),
+    click.option("-B", "bias", type=float, default=-1.0, show_default=True,
+                  help="linear solvers: append a constant feature of this value if >= 0 (LIBLINEAR)"),
+    click.option("-h", "shrinking", type=click.Choice(["0", "1"]), default="1",
+                  help="shrinking heuristics for dcd (1 = on)"),
+    click.option("-m", "cache_mb", type=float, hidden=True),
+    click.option("--class-weight", "class_weights", type=(float, float), multiple=True,
+                  metavar="LABEL WEIGHT",
+                  help="C of class LABEL becomes WEIGHT*C; LIBSVM's glued -wLABEL WEIGHT also works"),
+    click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True,
+                  help="random seed (same seed, data and options give the same model)"),
+    click.option("--max-iter", type=int, default=1000, show_default=True, callback=_at_least(0),
+                  help="linear solvers: maximum outer iterations (0 = unlimited)"),
+    click.option("--loss", type=click.Choice(["l1", "l2"]), default="l1", show_default=True,
+                  help="dcd/acf: hinge (l1, LIBLINEAR -s 3) or squared hinge (l2, -s 1)"),
+    click.option("--stop", type=click.Choice(["strict", "classic"]), default="strict",
+                  show_default=True, help="dcd stopping test: LIBLINEAR >= 2.42 (strict) or classic"),
+    click.option("--budget", type=int, default=500, show_default=True, callback=_at_least(1),
+                  help="bsgd/bsca: maximum number of support vectors"),
+    click.option("--epochs", type=int, default=5, show_default=True, callback=_at_least(1),
+                  help="bsgd/bsca: passes over the data"),
+    click.option("--maintenance", type=click.Choice(MAINTENANCE), default="merge",
+                  show_default=True, help="bsgd/bsca: budget maintenance"),
+    click.option("--merge-search", type=click.Choice(MERGE_SEARCH), default="gss",
+                  show_default=True, help="bsgd/bsca: how merging finds its partner"),
+    click.option("--variant", type=click.Choice(VARIANTS), default="pegasos", show_default=True,
+                  help="bsgd: learning-rate variant"),
+]
+
+
+def training_options(function):
+    """The bsvm-train options that define a model; bsvm-grid passes the same ones through."""
+    for option in reversed(_TRAINING_OPTIONS):
+        function = option(function)
+    return function
+
+
+def params_from_options(options):
+    """TrainParams from the parsed training options (a dict of the names declared above)."""
+    o = dict(options)
+    weights = {label: w for label, w in o.pop("class_weights", ())}
+    shrinking = o.pop("shrinking", "1") == "1"
+    o.pop("cache_mb", None)
+    kernel = o.pop("kernel", None) or "rbf"
+    params = TrainParams(kernel=kernel, class_weights=weights, shrinking=shrinking, **o)
+    check_params(params)             # every option checked before any work (exit 2)
+    return params
+
+
 @click.command(context_settings={"help_option_names": ["--help"], "max_content_width": 100})
-@click.option("-s", "solver", callback=_solver, metavar="NAME",
-              help=f"solver: {', '.join(SOLVERS)} (names only; default bsgd with the RBF kernel)")
-@click.option("-t", "kernel", callback=_kernel, metavar="TYPE",
-              help="kernel: 0/linear, 1/poly, 2/rbf (default), 3/sigmoid")
-@click.option("-c", "C", type=float, default=1.0, show_default=True, callback=_positive,
-              help="cost C (LIBSVM meaning)")
-@click.option("-g", "gamma", type=float, callback=_positive,
-              help="kernel gamma [default 1/num_features]")
-@click.option("-d", "degree", type=int, default=3, show_default=True, callback=_at_least(0),
-              help="polynomial degree")
-@click.option("-r", "coef0", type=float, default=0.0, show_default=True, help="kernel coef0")
-@click.option("-e", "eps", type=float, callback=_positive,
-              help="stopping tolerance [dcd/acf 0.1, ww 0.0009 relative gap]")
-@click.option("-B", "bias", type=float, default=-1.0, show_default=True,
-              help="linear solvers: append a constant feature of this value if >= 0 (LIBLINEAR)")
+@training_options
 @click.option("-v", "folds", type=int, callback=_at_least(2),
               help="n-fold cross validation: print the accuracy instead of writing a model")
-@click.option("-h", "shrinking", type=click.Choice(["0", "1"]), default="1",
-              help="shrinking heuristics for dcd (1 = on)")
-@click.option("-m", "cache_mb", type=float, hidden=True)
 @click.option("-q", "quiet", is_flag=True, help="quiet mode: no progress or diagnostics")
-@click.option("--class-weight", "class_weights", type=(float, float), multiple=True,
-              metavar="LABEL WEIGHT",
-              help="C of class LABEL becomes WEIGHT*C; LIBSVM's glued -wLABEL WEIGHT also works")
-@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True,
-              help="random seed (same seed, data and options give the same model)")
-@click.option("--max-iter", type=int, default=1000, show_default=True, callback=_at_least(0),
-              help="linear solvers: maximum outer iterations (0 = unlimited)")
-@click.option("--loss", type=click.Choice(["l1", "l2"]), default="l1", show_default=True,
-              help="dcd/acf: hinge (l1, LIBLINEAR -s 3) or squared hinge (l2, -s 1)")
-@click.option("--stop", type=click.Choice(["strict", "classic"]), default="strict",
-              show_default=True, help="dcd stopping test: LIBLINEAR >= 2.42 (strict) or classic")
-@click.option("--budget", type=int, default=500, show_default=True, callback=_at_least(1),
-              help="bsgd/bsca: maximum number of support vectors")
-@click.option("--epochs", type=int, default=5, show_default=True, callback=_at_least(1),
-              help="bsgd/bsca: passes over the data")
-@click.option("--maintenance", type=click.Choice(MAINTENANCE), default="merge",
-              show_default=True, help="bsgd/bsca: budget maintenance")
-@click.option("--merge-search", type=click.Choice(MERGE_SEARCH), default="gss",
-              show_default=True, help="bsgd/bsca: how merging finds its partner")
-@click.option("--variant", type=click.Choice(VARIANTS), default="pegasos", show_default=True,
-              help="bsgd: learning-rate variant")
 @click.option("--format", "model_format", type=click.Choice(["native", "liblinear", "libsvm"]),
               default="native", show_default=True,
               help="model file format (liblinear: linear models; libsvm: binary kernel models)")
 @click.option("--zero-based", is_flag=True, help="read 0-based feature indices")
 @click.argument("training_file")
 @click.argument("model_file", required=False)
-def command(solver, kernel, C, gamma, degree, coef0, eps, bias, folds, shrinking, cache_mb,
-            quiet, class_weights, seed, max_iter, loss, stop, budget, epochs, maintenance,
-            merge_search, variant, model_format, zero_based, training_file, model_file):
+def command(folds, quiet, model_format, zero_based, training_file, model_file,
+            **options):
     """Train an SVM on TRAINING_FILE (LIBSVM format; .gz/.bz2/.xz or - for stdin) and write
     MODEL_FILE (default: the training file's base name + .model; - for stdout)."""
-    if solver is None:
+    if options["solver"] is None:
         raise click.UsageError("choose a solver with -s (available in this version: dcd)")
-    if cache_mb is not None:
+    if options["cache_mb"] is not None:
         info("notice: -m (kernel cache size) has no effect: budgetsvm keeps no kernel cache",
              quiet)
-    params = TrainParams(
-        solver=solver, C=C, kernel=kernel or "rbf", gamma=gamma, degree=degree, coef0=coef0,
-        bias=bias, class_weights={label: w for label, w in class_weights}, loss=loss, eps=eps,
-        max_iter=max_iter, shrinking=shrinking == "1", stop=stop, seed=seed, budget=budget,
-        epochs=epochs, maintenance=maintenance, merge_search=merge_search, variant=variant)
-    check_params(params)             # every option checked before any work (exit 2)
+    params = params_from_options(options)
     if model_file is None:
         if training_file == "-":
             raise click.UsageError("give a MODEL_FILE when the training data come from stdin")
         model_file = os.path.basename(training_file) + ".model"
-    if training_file == "-" and model_file == "-" and folds is None:
-        pass                          # stdin in, stdout out: fine
     X, y = io.read_problem(training_file, zero_based=zero_based)
     if folds is not None:
         for label in small_classes(y, folds):
@@ -133,7 +149,7 @@ def command(solver, kernel, C, gamma, degree, coef0, eps, bias, folds, shrinking
         accuracy = 100.0 * np.mean(predicted == y)
         click.echo("Cross Validation Accuracy = %g%%" % accuracy)
         return
-    with task_progress(f"training ({solver})", quiet=quiet) as update:
+    with task_progress(f"training ({params.solver})", quiet=quiet) as update:
         model = train(X, y, params, callback=lambda it, info_: update(completed=it, info=info_))
     for line in getattr(model, "summary_lines", lambda: [])():
         info(line, quiet)

@@ -1,0 +1,193 @@
+"""End-to-end tests of the installed commands: exit codes, one-line errors, no partial output,
+and the LIBSVM-style lines that scripts parse."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from test_io import MALFORMED
+
+BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "data"
+
+
+def run(tool, *args, cwd=None, stdin=None):
+    return subprocess.run([str(BIN / tool), *map(str, args)], cwd=cwd, input=stdin,
+                          capture_output=True, timeout=300)
+
+
+def assert_one_line_error(result, status, startswith=None):
+    err = result.stderr.decode()
+    assert result.returncode == status, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    if startswith:
+        assert lines[0].startswith(startswith), lines[0]
+    return lines[0]
+
+
+def test_train_predict_heart_scale(tmp_path):
+    model = tmp_path / "heart.model"
+    result = run("bsvm-train", "-s", "dcd", "-c", "1", "-q", DATA / "heart_scale.xz", model)
+    assert result.returncode == 0, result.stderr.decode()
+    out = tmp_path / "pred"
+    result = run("bsvm-predict", DATA / "heart_scale.xz", model, out)
+    assert result.returncode == 0, result.stderr.decode()
+    match = re.fullmatch(r"Accuracy = ([\d.]+)% \((\d+)/270\) \(classification\)\n",
+                         result.stdout.decode())
+    assert match, result.stdout
+    predictions = np.loadtxt(out)
+    assert set(predictions) <= {-1.0, 1.0} and len(predictions) == 270
+    truth = np.array([float(line.split()[0]) for line in
+                      __import__("lzma").open(DATA / "heart_scale.xz").read().decode().splitlines()])
+    assert int(match.group(2)) == int((predictions == truth).sum())
+
+
+def test_default_model_name_in_current_directory(tmp_path):
+    result = run("bsvm-train", "-s", "dcd", "-q", DATA / "heart_scale.xz", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr.decode()
+    assert (tmp_path / "heart_scale.xz.model").exists()
+
+
+def test_pipe_train_to_predict(tmp_path):
+    out = tmp_path / "out"
+    cmd = (f"{BIN / 'bsvm-train'} -s dcd -q {DATA / 'heart_scale.xz'} - | "
+           f"{BIN / 'bsvm-predict'} {DATA / 'heart_scale.xz'} - {out}")
+    result = subprocess.run(cmd, shell=True, capture_output=True, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().startswith("Accuracy = ")
+    assert len(out.read_text().splitlines()) == 270
+
+
+def test_predictions_to_stdout_keep_accuracy_on_stderr(tmp_path):
+    model = tmp_path / "m"
+    run("bsvm-train", "-s", "dcd", "-q", DATA / "heart_scale.xz", model)
+    result = run("bsvm-predict", DATA / "heart_scale.xz", model, "-")
+    assert result.returncode == 0
+    assert len(result.stdout.decode().splitlines()) == 270
+    assert result.stderr.decode().startswith("Accuracy = ")
+
+
+def test_cross_validation_line(tmp_path):
+    result = run("bsvm-train", "-s", "dcd", "-v", "5", "-q", DATA / "heart_scale.xz",
+                 cwd=tmp_path)
+    assert result.returncode == 0, result.stderr.decode()
+    assert re.fullmatch(r"Cross Validation Accuracy = [\d.]+%\n", result.stdout.decode())
+    assert not list(tmp_path.iterdir())          # -v writes no model
+
+
+def test_glued_class_weight_changes_the_model(tmp_path):
+    plain, weighted = tmp_path / "a", tmp_path / "b"
+    run("bsvm-train", "-s", "dcd", "-q", DATA / "heart_scale.xz", plain)
+    result = run("bsvm-train", "-s", "dcd", "-q", "-w-1", "5", DATA / "heart_scale.xz", weighted)
+    assert result.returncode == 0, result.stderr.decode()
+    assert plain.read_bytes() != weighted.read_bytes()
+
+
+def test_same_seed_same_model_bytes(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for path in (a, b):
+        run("bsvm-train", "-s", "dcd", "-q", "--seed", "7", DATA / "heart_scale.xz", path)
+    assert a.read_bytes() == b.read_bytes()
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_data_one_line_exit_1_no_model(tmp_path, case):
+    content, line, words = MALFORMED[case]
+    data = tmp_path / "bad.txt"
+    data.write_bytes(content.encode() if isinstance(content, str) else content)
+    model = tmp_path / "bad.model"
+    result = run("bsvm-train", "-s", "dcd", data, model, cwd=tmp_path)
+    message = assert_one_line_error(result, 1, startswith=f"{data}:{line}: ")
+    assert words in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]
+
+
+def test_single_class_and_empty_training_file(tmp_path):
+    one = tmp_path / "one"
+    one.write_text("1 1:1\n1 2:1\n")
+    assert "only one class" in assert_one_line_error(run("bsvm-train", "-s", "dcd", one,
+                                                         tmp_path / "m"), 1)
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    assert "no data" in assert_one_line_error(run("bsvm-train", "-s", "dcd", empty,
+                                                  tmp_path / "m"), 1)
+    assert not (tmp_path / "m").exists()
+
+
+MALFORMED_MODELS = {
+    "truncated": lambda good: good[: len(good) // 2],
+    "unknown_key": lambda good: good.replace("nr_class", "nr_klass", 1),
+    "nan_coefficient": lambda good: re.sub(r"\n(-?[\d.e+-]+) ?\n", "\nnan\n", good, count=1),
+    "data_file": lambda good: "1 1:0.5 2:1\n-1 3:1\n",
+    "libsvm_one_class": lambda good: ("svm_type one_class\nkernel_type rbf\ngamma 0.5\n"
+                                      "nr_class 2\ntotal_sv 1\nrho 0.1\nSV\n1 1:1\n"),
+    "libsvm_precomputed": lambda good: ("svm_type c_svc\nkernel_type precomputed\nnr_class 2\n"
+                                        "total_sv 1\nrho 0\nlabel 1 -1\nnr_sv 1 0\nSV\n1 0:1\n"),
+    "liblinear_regression": lambda good: ("solver_type L2R_L2LOSS_SVR\nnr_class 2\n"
+                                          "nr_feature 1\nbias -1\nw\n0.5\n"),
+    "empty": lambda good: "",
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_MODELS))
+def test_malformed_model_one_line_exit_1_no_output(tmp_path, case):
+    good_path = tmp_path / "good.model"
+    run("bsvm-train", "-s", "dcd", "-q", "--format", "liblinear", DATA / "heart_scale.xz",
+        good_path)
+    bad = tmp_path / "bad.model"
+    bad.write_text(MALFORMED_MODELS[case](good_path.read_text()))
+    out = tmp_path / "out"
+    result = run("bsvm-predict", DATA / "heart_scale.xz", bad, out)
+    assert_one_line_error(result, 1, startswith=f"{bad}")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args, option", [
+    (["-c", "0"], "-c"), (["-c", "-1"], "-c"), (["-g", "0"], "-g"), (["-e", "0"], "-e"),
+    (["-v", "1"], "-v"), (["--budget", "0"], "--budget"), (["--epochs", "0"], "--epochs"),
+    (["-s", "3"], "-s"), (["-s", "nosuch"], "-s"), (["-t", "4"], "-t"), (["-h", "2"], "-h"),
+    (["--max-iter", "-1"], "--max-iter"),
+])
+def test_bad_options_exit_2_naming_the_option(tmp_path, args, option):
+    result = run("bsvm-train", "-s", "dcd", *args, DATA / "heart_scale.xz", tmp_path / "m")
+    assert result.returncode == 2, result.stderr.decode()
+    assert option in result.stderr.decode()
+    assert "Traceback" not in result.stderr.decode()
+    assert not (tmp_path / "m").exists()
+
+
+def test_missing_solver_is_a_usage_error(tmp_path):
+    result = run("bsvm-train", DATA / "heart_scale.xz", tmp_path / "m")
+    assert result.returncode == 2 and "-s" in result.stderr.decode()
+
+
+def test_m_option_is_accepted_with_a_notice(tmp_path):
+    result = run("bsvm-train", "-s", "dcd", "-m", "300", DATA / "heart_scale.xz",
+                 tmp_path / "m")
+    assert result.returncode == 0 and "-m" in result.stderr.decode()
+
+
+def test_missing_files(tmp_path):
+    assert_one_line_error(run("bsvm-train", "-s", "dcd", tmp_path / "nope", tmp_path / "m"),
+                          1, startswith=f"{tmp_path / 'nope'}: no such file")
+    assert_one_line_error(run("bsvm-predict", DATA / "heart_scale.xz", tmp_path / "nope",
+                              tmp_path / "out"), 1)
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_test_file_leaves_no_prediction_file(tmp_path):
+    model = tmp_path / "m"
+    run("bsvm-train", "-s", "dcd", "-q", DATA / "heart_scale.xz", model)
+    test = tmp_path / "test"
+    test.write_text("1 1:1\n" * 100 + "1 1:oops\n")
+    out = tmp_path / "out"
+    assert_one_line_error(run("bsvm-predict", test, model, out), 1,
+                          startswith=f"{test}:101: value is not a number")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m", "test"]
