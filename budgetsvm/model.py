@@ -1,0 +1,412 @@
+"""Model classes and prediction (numpy/scipy only).
+
+Two kinds of models, with the decision rules of ALGORITHMS.md §6 and USERS.md §6.4/§7.3:
+
+* :class:`LinearModel` -- weight vectors ``coef`` (nr_w, n_features) plus an optional LIBLINEAR
+  bias feature. Test features beyond ``n_features`` are ignored (LIBLINEAR).
+* :class:`KernelModel` -- support vectors ``sv`` (CSR) with coefficient vectors ``coef``
+  (n_sv, nr_coef), a :class:`KernelSpec` and offsets ``rho``. Test features beyond the SVs' width
+  still count (LIBSVM): for the RBF kernel they add to ||x - sv||^2.
+
+Label order is that of ``budgetsvm.labels.group_classes``: binary models predict ``labels[0]``
+when f(x) > 0 and ``labels[1]`` otherwise (so f = 0 gives ``labels[1]``); arg-max models pick
+the lowest class index on ties.
+
+Prediction works on bounded blocks of test rows, so memory does not grow with the test size.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+LINEAR_MULTICLASS = ("binary", "ovr", "ww")
+KERNEL_MULTICLASS = ("binary", "argmax", "ovo")
+KERNEL_KINDS = ("linear", "poly", "rbf", "sigmoid")
+
+# A dense kernel block (test rows x support vectors) is kept below this many float64 entries
+# (8 Mi entries = 64 MB); a test block has at most MAX_CHUNK_ROWS rows.
+KERNEL_BLOCK_ENTRIES = 8 * 1024 * 1024
+MAX_CHUNK_ROWS = 8000
+MIN_CHUNK_ROWS = 64
+
+
+def as_csr(X):
+    """``X`` as a float64 CSR matrix with sorted indices (no copy when it already is one)."""
+    if sp.issparse(X):
+        X = X.tocsr()
+    else:
+        X = sp.csr_matrix(np.atleast_2d(np.asarray(X, dtype=np.float64)))
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)
+    if not X.has_sorted_indices:
+        X = X.sorted_indices()
+    return X
+
+
+def with_width(X, width):
+    """CSR ``X`` viewed with exactly ``width`` columns.
+
+    Narrower matrices are widened without copying (missing features are zeros); wider ones lose
+    the columns from ``width`` on (a column slice, computed by scipy in C).
+    """
+    if X.shape[1] == width:
+        return X
+    if X.shape[1] < width:
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width), copy=False)
+    return X[:, :width]
+
+
+def row_sqnorms(X):
+    """Squared Euclidean norm of every row of CSR ``X`` (all of its columns)."""
+    n = X.shape[0]
+    rows = np.repeat(np.arange(n), np.diff(X.indptr))
+    return np.bincount(rows, weights=X.data * X.data, minlength=n).astype(np.float64)
+
+
+def _chunks(n_rows, n_cols):
+    """Row ranges such that an (rows x n_cols) float64 block stays below KERNEL_BLOCK_ENTRIES."""
+    rows = KERNEL_BLOCK_ENTRIES // max(n_cols, 1)
+    rows = int(min(MAX_CHUNK_ROWS, max(MIN_CHUNK_ROWS, rows)))
+    for start in range(0, n_rows, rows):
+        yield start, min(n_rows, start + rows)
+
+
+def _argmax_labels(labels, F):
+    # np.argmax returns the first maximum: ties go to the lowest class index.
+    if F.shape[0] == 0:
+        return np.empty(0, dtype=np.float64)
+    return labels[np.argmax(F, axis=1)]
+
+
+def _binary_labels(labels, f):
+    # f > 0 -> labels[0]; f <= 0 (and NaN) -> labels[1].
+    return np.where(f > 0, labels[0], labels[1]).astype(np.float64)
+
+
+def _check_params(params):
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise TypeError("params must be a dict")
+    return dict(params)
+
+
+def _opt_array(values, name):
+    if values is None:
+        return None
+    arr = np.atleast_1d(np.asarray(values, dtype=np.float64)).copy()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional")
+    return arr
+
+
+class LinearModel:
+    """Linear SVM: f_c(x) = <coef[c], x> (+ bias_coef[c] * bias when bias >= 0).
+
+    labels: float64 (k,) in label order; coef: float64 (nr_w, n_features); bias: < 0 means no
+    bias feature, else the value b of a constant feature appended as feature n_features+1;
+    bias_coef: float64 (nr_w,), the weights of that feature (set to zeros when bias < 0);
+    multiclass: 'binary' (nr_w = 1, k = 2), 'ovr' or 'ww' (nr_w = k, arg-max);
+    solver: name of the training method; params: dict of training metadata (str keys; int, float,
+    str, bool or None values). prob_a/prob_b: optional Platt parameters, one per weight column.
+    """
+
+    def __init__(self, labels, coef, bias, bias_coef, multiclass, solver, params=None, *,
+                 prob_a=None, prob_b=None):
+        self.labels = np.atleast_1d(np.asarray(labels, dtype=np.float64)).copy()
+        self.coef = np.array(coef, dtype=np.float64, order="C", ndmin=2)
+        self.bias = float(bias)
+        nr_w = self.coef.shape[0]
+        if self.bias < 0 or bias_coef is None:
+            self.bias_coef = np.zeros(nr_w)
+        else:
+            self.bias_coef = np.atleast_1d(np.asarray(bias_coef, dtype=np.float64)).copy()
+        self.multiclass = str(multiclass)
+        self.solver = str(solver)
+        self.params = _check_params(params)
+        self.prob_a = _opt_array(prob_a, "prob_a")
+        self.prob_b = _opt_array(prob_b, "prob_b")
+        self._validate()
+
+    def _validate(self):
+        k, nr_w = len(self.labels), self.coef.shape[0]
+        if self.labels.ndim != 1 or self.coef.ndim != 2:
+            raise ValueError("labels must be 1-D and coef 2-D")
+        if self.multiclass not in LINEAR_MULTICLASS:
+            raise ValueError(f"multiclass must be one of {LINEAR_MULTICLASS}, "
+                             f"got {self.multiclass!r}")
+        if self.multiclass == "binary" and (k != 2 or nr_w != 1):
+            raise ValueError(f"a binary linear model needs 2 labels and 1 weight vector, "
+                             f"got {k} and {nr_w}")
+        if self.multiclass != "binary" and nr_w != k:
+            raise ValueError(f"a {self.multiclass} linear model needs one weight vector per class "
+                             f"({k}), got {nr_w}")
+        if self.bias_coef.shape != (nr_w,):
+            raise ValueError(f"bias_coef must have shape ({nr_w},), got {self.bias_coef.shape}")
+        for name in ("prob_a", "prob_b"):
+            value = getattr(self, name)
+            if value is not None and len(value) != nr_w:
+                raise ValueError(f"{name} must have {nr_w} values, got {len(value)}")
+
+    @property
+    def n_features(self):
+        return self.coef.shape[1]
+
+    @property
+    def n_classes(self):
+        return len(self.labels)
+
+    @property
+    def nr_w(self):
+        return self.coef.shape[0]
+
+    def decision_function(self, X):
+        """Decision values (n, nr_w) for the rows of ``X`` (CSR, any width)."""
+        X = as_csr(X)
+        width = min(X.shape[1], self.n_features)
+        # Features beyond n_features are ignored (LIBLINEAR); a narrower X uses the first columns.
+        F = np.asarray(with_width(X, width) @ self.coef[:, :width].T)
+        if F.ndim == 1:
+            F = F.reshape(-1, self.nr_w)
+        if self.bias >= 0:
+            F = F + self.bias_coef * self.bias
+        return np.ascontiguousarray(F, dtype=np.float64)
+
+    def predict(self, X):
+        """Predicted labels (float64) for the rows of ``X``."""
+        F = self.decision_function(X)
+        if self.multiclass == "binary":
+            return _binary_labels(self.labels, F[:, 0])
+        return _argmax_labels(self.labels, F)
+
+    def __repr__(self):
+        return (f"LinearModel(solver={self.solver!r}, multiclass={self.multiclass!r}, "
+                f"n_classes={self.n_classes}, n_features={self.n_features}, bias={self.bias!r})")
+
+
+class KernelSpec:
+    """A LIBSVM-convention kernel: linear u'v, poly (gamma u'v + coef0)^degree,
+    rbf exp(-gamma |u-v|^2), sigmoid tanh(gamma u'v + coef0)."""
+
+    def __init__(self, kind="rbf", gamma=1.0, degree=3, coef0=0.0):
+        if kind not in KERNEL_KINDS:
+            raise ValueError(f"kernel kind must be one of {KERNEL_KINDS}, got {kind!r}")
+        self.kind = kind
+        self.gamma = float(gamma)
+        self.degree = int(degree)
+        self.coef0 = float(coef0)
+
+    def __eq__(self, other):
+        return (isinstance(other, KernelSpec) and self.kind == other.kind
+                and self.gamma == other.gamma and self.degree == other.degree
+                and self.coef0 == other.coef0)
+
+    def __repr__(self):
+        return (f"KernelSpec({self.kind!r}, gamma={self.gamma!r}, degree={self.degree}, "
+                f"coef0={self.coef0!r})")
+
+    def from_dot(self, G, A_sqnorm=None, B_sqnorm=None):
+        """Turn the dot-product block G = A B' (modified in place) into kernel values."""
+        kind = self.kind
+        if kind == "linear":
+            return G
+        if kind == "rbf":
+            # ||a - b||^2 = |a|^2 + |b|^2 - 2 a.b, clamped at 0 against rounding.
+            G *= -2.0
+            G += A_sqnorm[:, None]
+            G += B_sqnorm[None, :]
+            np.maximum(G, 0.0, out=G)
+            G *= -self.gamma
+            return np.exp(G, out=G)
+        G *= self.gamma
+        G += self.coef0
+        if kind == "poly":
+            return np.power(G, self.degree, out=G)
+        return np.tanh(G, out=G)
+
+    def kernel_matrix(self, A, B, A_sqnorm=None, B_sqnorm=None):
+        """Dense kernel matrix (nA, nB) between the rows of CSR ``A`` and ``B``.
+
+        Widths may differ: the narrower matrix counts as padded with zero columns, so for the
+        RBF kernel a feature present in only one of them still adds to the distance.
+        """
+        A, B = as_csr(A), as_csr(B)
+        width = max(A.shape[1], B.shape[1])
+        A, B = with_width(A, width), with_width(B, width)
+        G = (A @ B.T).toarray()
+        if self.kind == "rbf":
+            if A_sqnorm is None:
+                A_sqnorm = row_sqnorms(A)
+            if B_sqnorm is None:
+                B_sqnorm = row_sqnorms(B)
+        return self.from_dot(np.ascontiguousarray(G, dtype=np.float64), A_sqnorm, B_sqnorm)
+
+    __call__ = kernel_matrix
+
+
+class KernelModel:
+    """Kernel SVM over support vectors.
+
+    labels (k,); kernel: KernelSpec; sv: CSR (n_sv, n_features); coef: (n_sv, nr_coef) true
+    coefficients; rho: offsets subtracted from the decision values; multiclass:
+    'binary' (nr_coef = 1, f = K coef[:,0] - rho[0]), 'argmax' (nr_coef = k,
+    f_r = K coef[:,r] - rho[r], rho zeros for our solvers), or 'ovo' (LIBSVM one-vs-one: nr_coef =
+    k-1, nr_sv SVs per class in label order, rho of length k(k-1)/2, voting as LIBSVM);
+    solver: name; params: training metadata; nr_sv: int array (required for 'ovo') or None;
+    prob_a/prob_b: optional Platt parameters (one per binary decision value).
+    """
+
+    def __init__(self, labels, kernel, sv, coef, rho, multiclass, solver, params=None,
+                 nr_sv=None, *, prob_a=None, prob_b=None):
+        self.labels = np.atleast_1d(np.asarray(labels, dtype=np.float64)).copy()
+        if not isinstance(kernel, KernelSpec):
+            raise TypeError("kernel must be a KernelSpec")
+        self.kernel = kernel
+        self.sv = sp.csr_matrix(as_csr(sv), dtype=np.float64, copy=True)
+        self.sv.sum_duplicates()
+        coef = np.asarray(coef, dtype=np.float64)
+        if coef.ndim == 1:
+            coef = coef.reshape(-1, 1)
+        self.coef = np.array(coef, dtype=np.float64, order="C")
+        self.multiclass = str(multiclass)
+        n_dec = self._n_decision_values()
+        self.rho = np.zeros(n_dec) if rho is None else \
+            np.atleast_1d(np.asarray(rho, dtype=np.float64)).copy()
+        self.solver = str(solver)
+        self.params = _check_params(params)
+        self.nr_sv = None if nr_sv is None else np.asarray(nr_sv, dtype=np.int64).copy()
+        self.prob_a = _opt_array(prob_a, "prob_a")
+        self.prob_b = _opt_array(prob_b, "prob_b")
+        self._validate(n_dec)
+        self._prepared = None
+
+    def _n_decision_values(self):
+        k = len(self.labels)
+        if self.multiclass == "ovo":
+            return k * (k - 1) // 2
+        return self.coef.shape[1]
+
+    def _validate(self, n_dec):
+        k, nr_coef = len(self.labels), self.coef.shape[1]
+        if self.multiclass not in KERNEL_MULTICLASS:
+            raise ValueError(f"multiclass must be one of {KERNEL_MULTICLASS}, "
+                             f"got {self.multiclass!r}")
+        if self.coef.shape[0] != self.sv.shape[0]:
+            raise ValueError(f"coef has {self.coef.shape[0]} rows for {self.sv.shape[0]} SVs")
+        expected = {"binary": 1, "argmax": k, "ovo": k - 1}[self.multiclass]
+        if self.multiclass == "binary" and k != 2:
+            raise ValueError(f"a binary kernel model needs 2 labels, got {k}")
+        if nr_coef != expected:
+            raise ValueError(f"a {self.multiclass} kernel model with {k} classes needs {expected} "
+                             f"coefficient columns, got {nr_coef}")
+        if self.rho.shape != (n_dec,):
+            raise ValueError(f"rho must have {n_dec} values, got {self.rho.shape}")
+        if self.multiclass == "ovo":
+            if self.nr_sv is None:
+                raise ValueError("a one-vs-one kernel model needs nr_sv")
+        if self.nr_sv is not None:
+            if self.nr_sv.shape != (k,) or (self.nr_sv < 0).any() or \
+                    self.nr_sv.sum() != self.sv.shape[0]:
+                raise ValueError("nr_sv must give k non-negative counts summing to the "
+                                 "number of SVs")
+        for name in ("prob_a", "prob_b"):
+            value = getattr(self, name)
+            if value is not None and len(value) != n_dec:
+                raise ValueError(f"{name} must have {n_dec} values, got {len(value)}")
+
+    @property
+    def n_features(self):
+        return self.sv.shape[1]
+
+    @property
+    def n_classes(self):
+        return len(self.labels)
+
+    @property
+    def n_sv(self):
+        return self.sv.shape[0]
+
+    def _prepare(self):
+        """Cache what every prediction block needs: SV' (dense when small), SV norms, and the
+        coefficient matrix mapping kernel values to decision values."""
+        if self._prepared is not None:
+            return self._prepared
+        sv = self.sv
+        if sv.shape[0] * sv.shape[1] <= KERNEL_BLOCK_ENTRIES:
+            svT = np.ascontiguousarray(sv.T.toarray())
+        else:
+            svT = sv.T.tocsr()
+        sv_sq = row_sqnorms(sv) if self.kernel.kind == "rbf" else None
+        if self.multiclass == "ovo":
+            M = self._ovo_coefficients()
+        else:
+            M = self.coef
+        self._prepared = (svT, sv_sq, M)
+        return self._prepared
+
+    def _ovo_coefficients(self):
+        # Pair p = (i, j), i < j: SVs of class i use coefficient column j-1, SVs of class j
+        # column i (USERS.md §6.3); other SVs do not take part.
+        k = len(self.labels)
+        start = np.concatenate([[0], np.cumsum(self.nr_sv)])
+        M = np.zeros((self.n_sv, k * (k - 1) // 2))
+        p = 0
+        for i in range(k):
+            for j in range(i + 1, k):
+                M[start[i]:start[i + 1], p] = self.coef[start[i]:start[i + 1], j - 1]
+                M[start[j]:start[j + 1], p] = self.coef[start[j]:start[j + 1], i]
+                p += 1
+        return M
+
+    def _blocks(self, X):
+        """Yield (start, stop, decision values) for bounded blocks of test rows."""
+        X = as_csr(X)
+        svT, sv_sq, M = self._prepare()
+        width = self.n_features
+        for start, stop in _chunks(X.shape[0], self.n_sv):
+            A = X[start:stop]
+            # Test features beyond the SVs' width do not enter the dot products, but still count
+            # in |x|^2 for the RBF distance (LIBSVM).
+            a_sq = row_sqnorms(A) if sv_sq is not None else None
+            G = with_width(A, width) @ svT
+            G = G.toarray() if sp.issparse(G) else np.asarray(G)
+            K = self.kernel.from_dot(np.ascontiguousarray(G, dtype=np.float64), a_sq, sv_sq)
+            yield start, stop, K @ M - self.rho
+
+    def decision_function(self, X):
+        """Decision values: (n, nr_coef) for 'binary'/'argmax', (n, k(k-1)/2) for 'ovo'."""
+        X = as_csr(X)
+        n = X.shape[0]
+        out = np.empty((n, len(self.rho)))
+        for start, stop, F in self._blocks(X):
+            out[start:stop] = F
+        return out
+
+    def predict(self, X):
+        """Predicted labels (float64) for the rows of ``X``."""
+        X = as_csr(X)
+        n = X.shape[0]
+        out = np.empty(n, dtype=np.float64)
+        for start, stop, F in self._blocks(X):
+            out[start:stop] = self._labels_from(F)
+        return out
+
+    def _labels_from(self, F):
+        if self.multiclass == "binary":
+            return _binary_labels(self.labels, F[:, 0])
+        if self.multiclass == "argmax":
+            return _argmax_labels(self.labels, F)
+        # One-vs-one voting: d_p > 0 is a vote for i, else for j; the first class (in label
+        # order) with the most votes wins.
+        k = len(self.labels)
+        votes = np.zeros((F.shape[0], k), dtype=np.int64)
+        p = 0
+        for i in range(k):
+            for j in range(i + 1, k):
+                positive = F[:, p] > 0
+                votes[:, i] += positive
+                votes[:, j] += ~positive
+                p += 1
+        return _argmax_labels(self.labels, votes)
+
+    def __repr__(self):
+        return (f"KernelModel(solver={self.solver!r}, multiclass={self.multiclass!r}, "
+                f"n_classes={self.n_classes}, n_sv={self.n_sv}, kernel={self.kernel!r})")

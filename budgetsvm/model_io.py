@@ -1,0 +1,799 @@
+"""Reading and writing model files (docs/MODEL_FORMAT.md).
+
+Three formats:
+
+* ``native``: ``budgetsvm_model 1`` then ``key value...`` header lines, a data section (``w`` or
+  ``SV``) and a final ``end`` line. Holds every model type; numbers are written with ``repr``
+  (shortest exact form), so a round trip is exact and the same model always gives the same bytes.
+* ``liblinear``: the file LIBLINEAR's ``save_model`` writes (USERS.md §7), for linear models.
+* ``libsvm``: the file LIBSVM's ``svm_save_model`` writes (USERS.md §6), for binary and
+  one-vs-one kernel models; SV feature values at full precision.
+
+``load_model`` recognises the format from the first line and is strict: unknown keys, wrong
+counts, truncation, non-numeric or non-finite numbers, a newer format version or a data file
+given as a model raise ModelFormatError ``FILE:LINE: message``.
+"""
+import itertools
+import json
+import math
+import re
+
+import numpy as np
+import scipy.sparse as sp
+
+from budgetsvm.errors import BsvmError, ModelFormatError
+from budgetsvm.fileio import DECOMPRESSION_ERRORS, atomic_output, open_input
+from budgetsvm.labels import check_integer_labels, format_label
+from budgetsvm.model import KernelModel, KernelSpec, LinearModel
+
+FORMAT_NAME = "budgetsvm_model"
+FORMAT_VERSION = 1
+FORMATS = ("native", "liblinear", "libsvm")
+
+# LIBLINEAR solver names; the position is the -s number (linear.cpp solver_type_table).
+LIBLINEAR_CLASSIFIERS = ("L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL",
+                         "MCSVM_CS", "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL")
+LIBLINEAR_OTHERS = {"L2R_L2LOSS_SVR": "regression", "L2R_L2LOSS_SVR_DUAL": "regression",
+                    "L2R_L1LOSS_SVR_DUAL": "regression", "ONECLASS_SVM": "one-class"}
+# Weston-Watkins written under its own name (readable by us, not by LIBLINEAR).
+LIBLINEAR_ARGMAX = ("MCSVM_CS", "MCSVM_WW")
+
+LIBSVM_KERNELS = {"linear": "linear", "polynomial": "poly", "rbf": "rbf", "sigmoid": "sigmoid"}
+LIBSVM_KERNEL_NAMES = {v: k for k, v in LIBSVM_KERNELS.items()}
+LIBSVM_TYPES = ("c_svc", "nu_svc")
+LIBSVM_OTHERS = {"one_class": "one-class", "epsilon_svr": "regression", "nu_svr": "regression"}
+
+MAX_INDEX = 2**31 - 1
+_INT = re.compile(rb"[+-]?[0-9]+\Z")
+_WORD = re.compile(r"[A-Za-z0-9_.:+\-]+\Z")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------------
+
+
+def save_model(model, path, format="native"):
+    """Write ``model`` to ``path`` (``-`` = standard output) atomically in ``format``.
+
+    Raises BsvmError when the model cannot be written in that format (non-integer labels for
+    LIBSVM/LIBLINEAR files, a multi-class budgeted model as LIBSVM, non-finite values).
+    """
+    text = dumps_model(model, format)
+    with atomic_output(path) as stream:
+        stream.write(text)
+
+
+def dumps_model(model, format="native"):
+    """The content of the model file as a string (LF line ends)."""
+    if format not in FORMATS:
+        raise BsvmError(f"unknown model format {format!r}; choose one of {', '.join(FORMATS)}")
+    if not isinstance(model, (LinearModel, KernelModel)):
+        raise TypeError(f"not a model: {type(model).__name__}")
+    _check_finite(model)
+    if format == "native":
+        return _dump_native(model)
+    if format == "liblinear":
+        if not isinstance(model, LinearModel):
+            raise BsvmError("the liblinear model format holds linear models only; "
+                            "write kernel models in the native or libsvm format")
+        return _dump_liblinear(model)
+    if not isinstance(model, KernelModel):
+        raise BsvmError("the libsvm model format holds kernel models only; "
+                        "write linear models in the native or liblinear format")
+    return _dump_libsvm(model)
+
+
+def _check_finite(model):
+    arrays = [model.labels, model.coef, np.asarray([getattr(model, "bias", 0.0)])]
+    if isinstance(model, LinearModel):
+        arrays.append(model.bias_coef)
+    else:
+        arrays += [model.rho, model.sv.data, np.asarray([model.kernel.gamma, model.kernel.coef0])]
+    arrays += [a for a in (model.prob_a, model.prob_b) if a is not None]
+    if not all(np.isfinite(a).all() for a in arrays):
+        raise BsvmError("the model contains non-finite values (NaN or infinity), "
+                        "probably from a diverged training run; not writing it")
+
+
+def _word(value, what):
+    value = str(value)
+    if not _WORD.match(value):
+        raise ValueError(f"{what} {value!r} must be a non-empty word of letters, digits and _.:+-")
+    return value
+
+
+def _reals(values):
+    return " ".join(map(repr, np.asarray(values, dtype=np.float64).tolist()))
+
+
+def _param_line(name, value):
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"parameter name {name!r} must be an identifier")
+    if value is None:
+        return f"param {name} none"
+    if isinstance(value, (bool, np.bool_)):
+        return f"param {name} bool {'true' if value else 'false'}"
+    if isinstance(value, (int, np.integer)):
+        return f"param {name} int {int(value)}"
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise BsvmError(f"training parameter {name} = {value} is not finite; not writing it")
+        return f"param {name} real {float(value)!r}"
+    if isinstance(value, str):
+        # A JSON string literal: any text, ASCII-escaped, on one line.
+        return f"param {name} str {json.dumps(value)}"
+    raise TypeError(f"parameter {name}: cannot store a {type(value).__name__} in a model file")
+
+
+def _dump_native(model):
+    linear = isinstance(model, LinearModel)
+    out = [f"{FORMAT_NAME} {FORMAT_VERSION}",
+           f"model_type {'linear' if linear else 'kernel'}",
+           f"solver {_word(model.solver, 'solver name')}",
+           f"multiclass {model.multiclass}",
+           f"nr_class {model.n_classes}",
+           " ".join(["label"] + [format_label(v) for v in model.labels.tolist()])]
+    if linear:
+        out += [f"nr_feature {model.n_features}",
+                f"bias {model.bias!r}",
+                f"nr_w {model.nr_w}"]
+    else:
+        kernel = model.kernel
+        out += [f"kernel_type {kernel.kind}",
+                f"gamma {kernel.gamma!r}",
+                f"degree {kernel.degree}",
+                f"coef0 {kernel.coef0!r}",
+                f"nr_feature {model.n_features}",
+                f"nr_coef {model.coef.shape[1]}",
+                f"total_sv {model.n_sv}",
+                f"rho {_reals(model.rho)}".rstrip()]
+        if model.nr_sv is not None:
+            out.append(" ".join(["nr_sv"] + [str(int(v)) for v in model.nr_sv]))
+    if model.prob_a is not None:
+        out.append(f"probA {_reals(model.prob_a)}")
+    if model.prob_b is not None:
+        out.append(f"probB {_reals(model.prob_b)}")
+    out += [_param_line(name, model.params[name]) for name in sorted(model.params)]
+    if linear:
+        out.append("w")
+        rows = model.coef.T.tolist()
+        if model.bias >= 0:
+            rows.append(model.bias_coef.tolist())
+        out += [" ".join(map(repr, row)) for row in rows]
+    else:
+        out.append("SV")
+        out += _sv_lines(model.coef, model.sv, repr, "{}:{!r}".format, " ")
+    out.append("end")
+    return "\n".join(out) + "\n"
+
+
+def _sv_lines(coef, sv, fmt_coef, fmt_pair, sep):
+    """One text line per SV: its coefficients, then its index:value pairs (1-based indices)."""
+    pairs = list(map(fmt_pair, (sv.indices + 1).tolist(), sv.data.tolist()))
+    indptr = sv.indptr.tolist()
+    lines = []
+    for i, row in enumerate(coef.tolist()):
+        parts = [fmt_coef(c) for c in row] + pairs[indptr[i]:indptr[i + 1]]
+        lines.append(sep.join(parts))
+    return lines
+
+
+def _int_labels(model, labels=None):
+    labels = model.labels if labels is None else labels
+    check_integer_labels(labels.tolist())
+    if (np.abs(labels) > MAX_INDEX).any():
+        raise BsvmError("class labels must fit in a 32-bit integer for LIBSVM/LIBLINEAR files")
+    return " ".join(["label"] + ["%d" % v for v in labels.tolist()])
+
+
+def _liblinear_layout(model):
+    """(solver_type, labels, weight rows) written for a linear model (USERS.md §7.4).
+
+    Arg-max models (Weston-Watkins, and one-vs-rest with two classes) are written as MCSVM_CS,
+    the only LIBLINEAR solver that predicts by arg-max over k columns. For two classes, however,
+    LIBLINEAR decides an MCSVM_CS model by the sign of the first column alone
+    (linear.cpp predict_values), so two-class arg-max models are written as (d, -d) with
+    d = w1 - w0 and the two labels listed in swapped order.
+    """
+    stored = model.params.get("solver_type")
+    stored = stored if isinstance(stored, str) and stored in LIBLINEAR_CLASSIFIERS else None
+    k = model.n_classes
+    coef, bias_coef = model.coef, model.bias_coef
+    if model.multiclass == "ww" or (model.multiclass == "ovr" and k == 2):
+        solver = "MCSVM_CS"
+    elif model.multiclass == "binary" and stored == "MCSVM_CS":
+        solver = "MCSVM_CS"     # read from a two-class MCSVM_CS file: keep its name
+    elif stored is not None and stored != "MCSVM_CS":
+        solver = stored
+    else:
+        solver = "L2R_L2LOSS_SVC_DUAL" if model.params.get("loss") == "l2" else \
+            "L2R_L1LOSS_SVC_DUAL"
+    labels = model.labels
+    if solver == "MCSVM_CS" and k == 2:
+        if model.multiclass == "binary":
+            d, db = coef[0], bias_coef[0]
+        else:
+            # Arg-max picks label[0] when f0 >= f1 (ties included) while LIBLINEAR picks its
+            # first label when d > 0: list the labels swapped with d = f1 - f0, so that even
+            # ties (e.g. rows with only unseen features) predict the same.
+            d, db = coef[1] - coef[0], bias_coef[1] - bias_coef[0]
+            labels = labels[::-1]
+        coef, bias_coef = np.vstack([d, -d]), np.array([db, -db])
+    rows = coef.T.tolist()
+    if model.bias >= 0:
+        rows.append(bias_coef.tolist())
+    return solver, labels, rows
+
+
+def _dump_liblinear(model):
+    solver, labels, rows = _liblinear_layout(model)
+    nr_w = len(rows[0]) if rows else (2 if solver == "MCSVM_CS" and model.n_classes == 2
+                                      else model.nr_w)
+    out = [f"solver_type {solver}",
+           f"nr_class {model.n_classes}",
+           _int_labels(model, labels),
+           f"nr_feature {model.n_features}",
+           "bias %.17g" % model.bias,
+           "w"]
+    fmt = "%.17g " * nr_w
+    out += [fmt % tuple(row) for row in rows]
+    return "\n".join(out) + "\n"
+
+
+def _dump_libsvm(model):
+    if model.multiclass == "argmax":
+        raise BsvmError("a multi-class budgeted kernel model (one coefficient per class and "
+                        "arg-max prediction) cannot be written in LIBSVM's one-vs-one layout; "
+                        "use the native format")
+    kernel = model.kernel
+    coef, sv = model.coef, model.sv
+    if model.multiclass == "binary":
+        # LIBSVM groups SVs by class: positive coefficients (label[0]) first (USERS.md §6.5).
+        positive = coef[:, 0] > 0
+        order = np.concatenate([np.flatnonzero(positive), np.flatnonzero(~positive)])
+        coef, sv = coef[order], sv[order]
+        nr_sv = [int(positive.sum()), int((~positive).sum())]
+    else:
+        nr_sv = model.nr_sv.tolist()
+    svm_type = model.params.get("svm_type")
+    out = [f"svm_type {svm_type if svm_type in LIBSVM_TYPES else 'c_svc'}",
+           f"kernel_type {LIBSVM_KERNEL_NAMES[kernel.kind]}"]
+    if kernel.kind == "poly":
+        out.append(f"degree {kernel.degree}")
+    if kernel.kind != "linear":
+        out.append("gamma %.17g" % kernel.gamma)
+    if kernel.kind in ("poly", "sigmoid"):
+        out.append("coef0 %.17g" % kernel.coef0)
+    out += [f"nr_class {model.n_classes}",
+            f"total_sv {model.n_sv}",
+            "rho" + "".join(" %.17g" % v for v in model.rho.tolist()),
+            _int_labels(model)]
+    if model.prob_a is not None:
+        out.append("probA" + "".join(" %.17g" % v for v in model.prob_a.tolist()))
+    if model.prob_b is not None:
+        out.append("probB" + "".join(" %.17g" % v for v in model.prob_b.tolist()))
+    out.append("nr_sv" + "".join(f" {v}" for v in nr_sv))
+    out.append("SV")
+    # LIBSVM writes each number followed by a space (features there with %.8g; here %.17g).
+    out += [line + " " for line in _sv_lines(coef, sv, "%.17g".__mod__,
+                                                 lambda i, v: "%d:%.17g" % (i, v), " ")]
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+
+def load_model(path):
+    """Read a native, LIBLINEAR or LIBSVM model file (recognised by its first line)."""
+    stream = open_input(path, error=ModelFormatError)
+    try:
+        data = stream.read()
+    except DECOMPRESSION_ERRORS as exc:
+        raise ModelFormatError(path, None, f"cannot read: {exc}") from None
+    finally:
+        if path != "-":
+            stream.close()
+    return loads_model(data, path)
+
+
+def loads_model(data, path="<string>"):
+    """Parse the bytes of a model file; ``path`` names it in error messages."""
+    return _Reader(data, path).read()
+
+
+def _show(token, limit=40):
+    text = token.decode("ascii", "replace") if isinstance(token, bytes) else str(token)
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+class _Header:
+    """Header fields ``key -> (line number, value tokens)`` of one model file."""
+
+    def __init__(self, reader, fields, end_line, kind):
+        self.reader, self.fields, self.end_line, self.kind = reader, fields, end_line, kind
+
+    def __contains__(self, key):
+        return key in self.fields
+
+    def line(self, key):
+        return self.fields[key][0]
+
+    def values(self, key, count=None):
+        if key not in self.fields:
+            self.reader.fail(self.end_line, f"the {self.kind} header has no '{key}' line")
+        line, values = self.fields[key]
+        if count is not None and len(values) != count:
+            self.reader.fail(line, f"'{key}' needs {count} value{'s' * (count != 1)}, "
+                                   f"found {len(values)}")
+        return line, values
+
+    def word(self, key, choices=None):
+        line, (value,) = self.values(key, 1)
+        value = value.decode("ascii", "replace")
+        if choices is not None and value not in choices:
+            self.reader.fail(line, f"unknown {key} {_show(value)}; expected one of "
+                                   f"{', '.join(choices)}")
+        return value
+
+    def int(self, key, minimum=0):
+        line, (value,) = self.values(key, 1)
+        return self.reader.integer(value, line, key, minimum)
+
+    def ints(self, key, count, minimum=0):
+        line, values = self.values(key, count)
+        return np.array([self.reader.integer(v, line, key, minimum) for v in values],
+                        dtype=np.int64)
+
+    def real(self, key):
+        line, (value,) = self.values(key, 1)
+        return float(self.reader.real_tokens([value], lambda i: line, key)[0])
+
+    def reals(self, key, count):
+        line, values = self.values(key, count)
+        return self.reader.real_tokens(values, lambda i: line, key)
+
+
+class _Reader:
+    def __init__(self, data, path):
+        self.path = path
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n")
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()     # the final line end
+        self.lines = lines
+
+    def fail(self, line, message):
+        raise ModelFormatError(self.path, line, message)
+
+    # -- numbers --------------------------------------------------------------------------------
+
+    def integer(self, token, line, what, minimum=0):
+        if not _INT.match(token):
+            self.fail(line, f"{what}: {_show(token)} is not an integer")
+        value = int(token)
+        if value < minimum or value > MAX_INDEX:
+            self.fail(line, f"{what}: {value} is out of range")
+        return value
+
+    def real_tokens(self, tokens, line_of, what):
+        """float64 array of ``tokens``; ``line_of(i)`` gives the line of token i for errors."""
+        try:
+            if any(b"_" in t for t in tokens):
+                raise ValueError
+            values = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
+        except ValueError:
+            for i, token in enumerate(tokens):
+                try:
+                    if b"_" in token:
+                        raise ValueError
+                    float(token)
+                except ValueError:
+                    self.fail(line_of(i), f"{what}: {_show(token)} is not a number")
+            raise
+        finite = np.isfinite(values)
+        if not finite.all():
+            i = int(np.argmin(finite))
+            self.fail(line_of(i), f"{what}: {_show(tokens[i])} is not a finite number")
+        return values
+
+    # -- structure ------------------------------------------------------------------------------
+
+    def read(self):
+        lines = self.lines
+        if not any(line.strip() for line in lines):
+            self.fail(None, "empty file: does not look like a model file")
+        first = lines[0].split()
+        key = first[0] if first else b""
+        if key == FORMAT_NAME.encode():
+            return self.read_native(first)
+        if key == b"solver_type":
+            return self.read_liblinear()
+        if key == b"svm_type":
+            return self.read_libsvm()
+        if not first:
+            self.fail(1, "empty first line: does not look like a model file")
+        if b":" in lines[0] or _looks_numeric(key):
+            self.fail(1, "does not look like a model file: it looks like a LIBSVM data file "
+                         "(were the data and model file names swapped?)")
+        self.fail(1, f"does not look like a model file: it starts with {_show(key)}, not "
+                     f"'{FORMAT_NAME}', 'solver_type' (LIBLINEAR) or 'svm_type' (LIBSVM)")
+
+    def header(self, start, keys, ends, kind, repeated=()):
+        """Read ``key value...`` lines from index ``start`` up to a line whose key is in ``ends``.
+
+        Returns (fields, repeated_lines, index of the end line, the end key). Keys may come in
+        any order; each at most once except those in ``repeated``."""
+        fields, extra = {}, {k: [] for k in repeated}
+        for i in range(start, len(self.lines)):
+            tokens = self.lines[i].split()
+            if not tokens:
+                self.fail(i + 1, f"empty line in the {kind} header")
+            key = tokens[0].decode("ascii", "replace")
+            if key in ends:
+                return _Header(self, fields, i + 1, kind), extra, i, key
+            if key in extra:
+                extra[key].append((i + 1, self.lines[i]))
+            elif key in keys:
+                if key in fields:
+                    self.fail(i + 1, f"duplicate '{key}' line")
+                fields[key] = (i + 1, tokens[1:])
+            else:
+                self.fail(i + 1, f"unknown key {_show(key)} in the {kind} header")
+        self.fail(None, f"the file ends inside the {kind} header, before a "
+                        f"{' or '.join(repr(e) for e in ends)} line (truncated?)")
+
+    def dense_rows(self, start, count, ncols, what):
+        """Parse ``count`` lines from index ``start``, each with ``ncols`` reals."""
+        rows = self.lines[start:start + count]
+        if len(rows) < count:
+            self.fail(None, f"the file ends after {len(rows)} of {count} {what} lines (truncated?)")
+        tokens = [row.split() for row in rows]
+        for i, t in enumerate(tokens):
+            if len(t) != ncols:
+                self.fail(start + i + 1, f"expected {ncols} value{'s' * (ncols != 1)} in a "
+                                         f"{what} line, found {len(t)}")
+        flat = list(itertools.chain.from_iterable(tokens))
+        values = self.real_tokens(flat, lambda j: start + j // max(ncols, 1) + 1, what)
+        return values.reshape(count, ncols)
+
+    def sv_rows(self, start, count, ncoef, what="SV"):
+        """Parse ``count`` SV lines: ``ncoef`` coefficients then 1-based index:value pairs with
+        increasing indices. Returns (coef (count, ncoef), indptr, indices (0-based), data)."""
+        rows = self.lines[start:start + count]
+        if len(rows) < count:
+            self.fail(None, f"the file ends after {len(rows)} of {count} {what} lines (truncated?)")
+        coef_tokens, feat_tokens = [], []
+        nnz = np.zeros(count + 1, dtype=np.int64)
+        for i, row in enumerate(rows):
+            tokens = row.split()
+            if len(tokens) < ncoef:
+                self.fail(start + i + 1, f"expected {ncoef} coefficient{'s' * (ncoef != 1)} "
+                                         f"in an {what} line, found {len(tokens)} values")
+            pairs = tokens[ncoef:]
+            if row.count(b":") != len(pairs) or any(p.count(b":") != 1 for p in pairs):
+                self._bad_pairs(start + i + 1, tokens[:ncoef], pairs)
+            coef_tokens += tokens[:ncoef]
+            feat_tokens += pairs
+            nnz[i + 1] = len(pairs)
+        indptr = np.cumsum(nnz)
+
+        def line_of_coef(j):
+            return start + j // max(ncoef, 1) + 1
+
+        def line_of_feature(j):
+            return start + int(np.searchsorted(indptr, j, side="right")) - 1 + 1
+
+        coef = self.real_tokens(coef_tokens, line_of_coef, f"{what} coefficient")
+        split = b" ".join(feat_tokens).replace(b":", b" ").split()
+        if len(split) != 2 * len(feat_tokens):
+            for j, pair in enumerate(feat_tokens):
+                if len(pair.split(b":")) != 2 or not all(pair.split(b":")):
+                    self.fail(line_of_feature(j), f"feature {_show(pair)} is not index:value")
+        index_tokens = split[0::2]
+        try:
+            if any(b"_" in t for t in index_tokens):
+                raise ValueError
+            indices = np.fromiter(map(int, index_tokens), dtype=np.int64, count=len(index_tokens))
+        except (ValueError, OverflowError):
+            for j, token in enumerate(index_tokens):
+                if not _INT.match(token):
+                    self.fail(line_of_feature(j), f"feature index {_show(token)} is not an integer")
+            raise
+        data = self.real_tokens(split[1::2], line_of_feature, "feature value")
+        bad = (indices < 1) | (indices > MAX_INDEX)
+        if bad.any():
+            j = int(np.argmax(bad))
+            self.fail(line_of_feature(j), f"feature index {indices[j]} is out of range "
+                                          f"(indices start at 1)")
+        if len(indices) > 1:
+            bad = np.diff(indices) <= 0
+            bounds = indptr[1:-1]
+            bounds = bounds[(bounds > 0) & (bounds < len(indices))]
+            bad[bounds - 1] = False
+            if bad.any():
+                j = int(np.argmax(bad)) + 1
+                self.fail(line_of_feature(j), f"feature indices must increase: {indices[j]} "
+                                              f"after {indices[j - 1]}")
+        return coef.reshape(count, ncoef), indptr, indices - 1, data
+
+    def _bad_pairs(self, line, coefs, pairs):
+        for token in coefs:
+            if b":" in token:
+                self.fail(line, f"expected a coefficient, found {_show(token)}")
+        for pair in pairs:
+            if pair.count(b":") != 1:
+                self.fail(line, f"feature {_show(pair)} is not index:value")
+
+    def trailing(self, index, what):
+        """Nothing but blank lines may follow the data (LIBSVM/LIBLINEAR files)."""
+        for i in range(index, len(self.lines)):
+            if self.lines[i].strip():
+                self.fail(i + 1, f"unexpected text after the last {what} line "
+                                 f"(wrong count in the header?)")
+
+    # -- native ---------------------------------------------------------------------------------
+
+    def read_native(self, first):
+        if len(first) != 2:
+            self.fail(1, f"the first line must be '{FORMAT_NAME} VERSION'")
+        if not _INT.match(first[1]) or int(first[1]) < 1:
+            self.fail(1, f"invalid model format version {_show(first[1])}")
+        version = int(first[1])
+        if version > FORMAT_VERSION:
+            self.fail(1, f"model format version {version} is newer than this program supports "
+                         f"({FORMAT_VERSION}); upgrade budgetsvm to read it")
+        keys = ("model_type", "solver", "multiclass", "nr_class", "label", "nr_feature", "bias",
+                "nr_w", "kernel_type", "gamma", "degree", "coef0", "nr_coef", "total_sv", "rho",
+                "nr_sv", "probA", "probB")
+        h, extra, end, end_key = self.header(1, keys, ("w", "SV"), "model", repeated=("param",))
+        model_type = h.word("model_type", ("linear", "kernel"))
+        linear = model_type == "linear"
+        allowed = {"model_type", "solver", "multiclass", "nr_class", "label", "nr_feature",
+                   "probA", "probB"}
+        allowed |= {"bias", "nr_w"} if linear else {"kernel_type", "gamma", "degree", "coef0",
+                                                    "nr_coef", "total_sv", "rho", "nr_sv"}
+        for key in h.fields:
+            if key not in allowed:
+                self.fail(h.line(key), f"'{key}' does not belong in a {model_type} model")
+        if end_key != ("w" if linear else "SV"):
+            self.fail(end + 1, f"a {model_type} model's data starts with "
+                               f"'{'w' if linear else 'SV'}', not '{end_key}'")
+        if len(self.lines[end].split()) != 1:
+            self.fail(end + 1, f"unexpected text after '{end_key}'")
+        solver = h.word("solver")
+        if not _WORD.match(solver):
+            self.fail(h.line("solver"), f"invalid solver name {_show(solver)}")
+        params = self.native_params(extra["param"])
+        k = h.int("nr_class", 1)
+        labels = self.labels(h, k, integer=False)
+        n = h.int("nr_feature")
+        if linear:
+            multiclass = h.word("multiclass", ("binary", "ovr", "ww"))
+            bias = h.real("bias")
+            nr_w = h.int("nr_w", 1)
+            expected = 1 if multiclass == "binary" else k
+            if multiclass == "binary" and k != 2:
+                self.fail(h.line("nr_class"), f"a binary model has 2 classes, not {k}")
+            if nr_w != expected:
+                self.fail(h.line("nr_w"), f"a {multiclass} model with {k} classes has "
+                                          f"nr_w {expected}, not {nr_w}")
+            prob_a, prob_b = self.probs(h, nr_w)
+            rows = n + (1 if bias >= 0 else 0)
+            self.early_end(end + 1, rows, "weight")
+            W = self.dense_rows(end + 1, rows, nr_w, "weight")
+            self.native_end(end + 1 + rows, f"{rows} weight")
+            return LinearModel(labels, W[:n].T, bias, W[n] if bias >= 0 else None, multiclass,
+                               solver, params, prob_a=prob_a, prob_b=prob_b)
+        multiclass = h.word("multiclass", ("binary", "argmax", "ovo"))
+        kind = h.word("kernel_type", ("linear", "poly", "rbf", "sigmoid"))
+        gamma, coef0 = h.real("gamma"), h.real("coef0")
+        degree = h.int("degree")
+        nr_coef = h.int("nr_coef")
+        l = h.int("total_sv")
+        expected = {"binary": 1, "argmax": k, "ovo": k - 1}[multiclass]
+        if multiclass == "binary" and k != 2:
+            self.fail(h.line("nr_class"), f"a binary model has 2 classes, not {k}")
+        if nr_coef != expected:
+            self.fail(h.line("nr_coef"), f"a {multiclass} model with {k} classes has "
+                                         f"nr_coef {expected}, not {nr_coef}")
+        n_dec = k * (k - 1) // 2 if multiclass == "ovo" else nr_coef
+        rho = h.reals("rho", n_dec)
+        nr_sv = None
+        if "nr_sv" in h or multiclass == "ovo":
+            nr_sv = h.ints("nr_sv", k)
+            if nr_sv.sum() != l:
+                self.fail(h.line("nr_sv"), f"nr_sv adds up to {nr_sv.sum()}, not total_sv {l}")
+        prob_a, prob_b = self.probs(h, n_dec)
+        self.early_end(end + 1, l, "SV")
+        coef, indptr, indices, data = self.sv_rows(end + 1, l, nr_coef)
+        if len(indices) and indices.max() >= n:
+            j = int(np.argmax(indices >= n))
+            row = int(np.searchsorted(indptr, j, side="right"))
+            self.fail(end + row + 1, f"feature index {indices[j] + 1} exceeds nr_feature {n}")
+        self.native_end(end + 1 + l, f"{l} SV")
+        sv = sp.csr_matrix((data, indices, indptr), shape=(l, n))
+        return KernelModel(labels, KernelSpec(kind, gamma, degree, coef0), sv, coef, rho,
+                           multiclass, solver, params, nr_sv, prob_a=prob_a, prob_b=prob_b)
+
+    def early_end(self, start, count, what):
+        """An 'end' line among the data lines means the header's count is too large."""
+        try:
+            j = self.lines.index(b"end", start, start + count)
+        except ValueError:
+            return
+        self.fail(j + 1, f"found 'end' after {j - start} of {count} {what} lines "
+                         f"(wrong count in the header?)")
+
+    def native_end(self, index, what):
+        if index >= len(self.lines):
+            self.fail(None, f"the file ends without its 'end' line (truncated?)")
+        if self.lines[index].strip() != b"end":
+            self.fail(index + 1, f"expected 'end' after {what} lines, found "
+                                 f"{_show(self.lines[index].strip())} (wrong count in the header?)")
+        self.trailing(index + 1, "'end'")
+
+    def native_params(self, entries):
+        params = {}
+        for line, raw in entries:
+            tokens = raw.split(None, 3)[1:]
+            if len(tokens) < 2:
+                self.fail(line, "a param line is 'param NAME TYPE VALUE'")
+            name = tokens[0].decode("ascii", "replace")
+            kind = tokens[1].decode("ascii", "replace")
+            if not _NAME.match(name):
+                self.fail(line, f"invalid parameter name {_show(name)}")
+            if name in params:
+                self.fail(line, f"duplicate parameter {_show(name)}")
+            if kind == "none":
+                if len(tokens) != 2:
+                    self.fail(line, "a 'none' parameter has no value")
+                params[name] = None
+                continue
+            if len(tokens) != 3:
+                self.fail(line, "a param line is 'param NAME TYPE VALUE'")
+            value = tokens[2].strip()
+            if kind != "str" and len(value.split()) != 1:
+                self.fail(line, f"parameter {name}: one value expected, found {_show(value)}")
+            if kind == "int":
+                if not _INT.match(value):
+                    self.fail(line, f"parameter {name}: {_show(value)} is not an integer")
+                params[name] = int(value)
+            elif kind == "real":
+                number = self.real_tokens([value], lambda i: line, f"parameter {name}")
+                params[name] = float(number[0])
+            elif kind == "bool":
+                if value not in (b"true", b"false"):
+                    self.fail(line, f"parameter {name}: expected true or false, "
+                                    f"found {_show(value)}")
+                params[name] = value == b"true"
+            elif kind == "str":
+                try:
+                    text = json.loads(value.decode("ascii"))
+                except (UnicodeDecodeError, ValueError):
+                    text = None
+                if not isinstance(text, str):
+                    self.fail(line, f"parameter {name}: expected a double-quoted string, "
+                                    f"found {_show(value)}")
+                params[name] = text
+            else:
+                self.fail(line, f"parameter {name}: unknown type {_show(kind)} "
+                                f"(int, real, str, bool or none)")
+        return params
+
+    def labels(self, h, k, integer):
+        line, values = h.values("label", k)
+        if integer:
+            return np.array([self.integer(v, line, "label", -MAX_INDEX) for v in values],
+                            dtype=np.float64)
+        labels = h.reals("label", k)
+        if len(np.unique(labels)) != k:
+            self.fail(line, "the labels are not distinct")
+        return labels
+
+    def probs(self, h, count):
+        return (h.reals("probA", count) if "probA" in h else None,
+                h.reals("probB", count) if "probB" in h else None)
+
+    # -- LIBLINEAR ------------------------------------------------------------------------------
+
+    def read_liblinear(self):
+        keys = ("solver_type", "nr_class", "label", "nr_feature", "bias", "rho")
+        h, _, end, _ = self.header(0, keys, ("w",), "LIBLINEAR model")
+        line, values = h.values("solver_type", 1)
+        solver = values[0].decode("ascii", "replace")
+        if solver in LIBLINEAR_OTHERS:
+            self.fail(line, f"LIBLINEAR {LIBLINEAR_OTHERS[solver]} models ({solver}) are not "
+                            f"supported; only classification models can be read")
+        if solver not in LIBLINEAR_CLASSIFIERS + LIBLINEAR_ARGMAX:
+            self.fail(line, f"unknown LIBLINEAR solver type {_show(solver)}")
+        if "rho" in h:
+            self.fail(h.line("rho"), "'rho' belongs to one-class models only")
+        if len(self.lines[end].split()) != 1:
+            self.fail(end + 1, "unexpected text after 'w'")
+        k = h.int("nr_class", 1)
+        labels = self.labels(h, k, integer=True)
+        if len(np.unique(labels)) != k:
+            self.fail(h.line("label"), "the labels are not distinct")
+        n = h.int("nr_feature")
+        bias = h.real("bias")
+        argmax = solver in LIBLINEAR_ARGMAX
+        nr_w = 1 if (k == 2 and not argmax) else k
+        multiclass = "ww" if argmax else ("binary" if k == 2 else "ovr")
+        rows = n + (1 if bias >= 0 else 0)
+        W = self.dense_rows(end + 1, rows, nr_w, "weight")
+        self.trailing(end + 1 + rows, "weight")
+        if argmax and k == 2:
+            # LIBLINEAR predicts a two-class MCSVM_CS model by the sign of the first column
+            # (linear.cpp predict_values), not by arg-max: keep that column as a binary model.
+            W, multiclass = W[:, :1], "binary"
+        return LinearModel(labels, W[:n].T, bias, W[n] if bias >= 0 else None, multiclass,
+                           "liblinear", {"solver_type": solver})
+
+    # -- LIBSVM ---------------------------------------------------------------------------------
+
+    def read_libsvm(self):
+        keys = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv",
+                "rho", "label", "probA", "probB", "prob_density_marks", "nr_sv")
+        # Refuse unsupported model types on their own line, before anything else.
+        for i, raw in enumerate(self.lines):
+            tokens = raw.split()
+            if tokens[:1] == [b"SV"]:
+                break
+            if len(tokens) == 2 and tokens[0] == b"svm_type":
+                name = tokens[1].decode("ascii", "replace")
+                if name in LIBSVM_OTHERS:
+                    self.fail(i + 1, f"LIBSVM {LIBSVM_OTHERS[name]} models ({name}) are not "
+                                     f"supported; only c_svc and nu_svc classification models "
+                                     f"can be read")
+            if len(tokens) == 2 and tokens[0] == b"kernel_type" and tokens[1] == b"precomputed":
+                self.fail(i + 1, "LIBSVM models with a precomputed kernel are not supported "
+                                 "(they refer to training rows by number, not by features)")
+        h, _, end, _ = self.header(0, keys, ("SV",), "LIBSVM model")
+        svm_type = h.word("svm_type", LIBSVM_TYPES)
+        kernel_name = h.word("kernel_type", tuple(LIBSVM_KERNELS))
+        kind = LIBSVM_KERNELS[kernel_name]
+        if "prob_density_marks" in h:
+            self.fail(h.line("prob_density_marks"), "'prob_density_marks' belongs to one-class "
+                                                    "models only")
+        needs = {"poly": ("degree", "gamma", "coef0"), "rbf": ("gamma",),
+                 "sigmoid": ("gamma", "coef0"), "linear": ()}[kind]
+        for key in ("degree", "gamma", "coef0"):
+            if key in needs and key not in h:
+                self.fail(end + 1, f"the header has no '{key}' line, needed by the "
+                                   f"{kernel_name} kernel")
+        degree = h.int("degree") if "degree" in h else 3
+        gamma = h.real("gamma") if "gamma" in h else 0.0
+        coef0 = h.real("coef0") if "coef0" in h else 0.0
+        k = h.int("nr_class", 1)
+        if k < 2:
+            self.fail(h.line("nr_class"), f"a classification model needs 2 or more classes, "
+                                          f"not {k}")
+        l = h.int("total_sv")
+        labels = self.labels(h, k, integer=True)
+        if len(np.unique(labels)) != k:
+            self.fail(h.line("label"), "the labels are not distinct")
+        pairs = k * (k - 1) // 2
+        rho = h.reals("rho", pairs)
+        nr_sv = h.ints("nr_sv", k)
+        if nr_sv.sum() != l:
+            self.fail(h.line("nr_sv"), f"nr_sv adds up to {nr_sv.sum()}, not total_sv {l}")
+        prob_a, prob_b = self.probs(h, pairs)
+        coef, indptr, indices, data = self.sv_rows(end + 1, l, k - 1)
+        self.trailing(end + 1 + l, "SV")
+        width = int(indices.max()) + 1 if len(indices) else 0
+        sv = sp.csr_matrix((data, indices, indptr), shape=(l, width))
+        return KernelModel(labels, KernelSpec(kind, gamma, degree, coef0), sv, coef, rho,
+                           "binary" if k == 2 else "ovo", "libsvm", {"svm_type": svm_type},
+                           nr_sv, prob_a=prob_a, prob_b=prob_b)
+
+
+def _looks_numeric(token):
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,531 @@
+"""Model files: native round trips, LIBLINEAR/LIBSVM interoperability (checked against the official
+liblinear/libsvm Python packages as oracles), strict error messages, and the prediction rules."""
+import gzip
+import io
+import lzma
+import os
+import pathlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from budgetsvm import model as model_mod
+from budgetsvm.errors import BsvmError, ModelFormatError
+from budgetsvm.model import KernelModel, KernelSpec, LinearModel
+from budgetsvm.model_io import FORMAT_VERSION, dumps_model, load_model, save_model
+
+liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+svmutil = pytest.importorskip("libsvm.svmutil")
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+HEART = ROOT / "data" / "heart_scale.xz"
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers and fixtures
+# ---------------------------------------------------------------------------------------------
+
+def same_bits(a, b):
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def assert_same_model(m1, m2):
+    assert type(m1) is type(m2)
+    assert same_bits(m1.labels, m2.labels)
+    assert same_bits(m1.coef, m2.coef)
+    assert m1.multiclass == m2.multiclass and m1.solver == m2.solver
+    assert m1.params == m2.params
+    assert {k: type(v) for k, v in m1.params.items()} == {k: type(v) for k, v in m2.params.items()}
+    for name in ("prob_a", "prob_b"):
+        a, b = getattr(m1, name), getattr(m2, name)
+        assert (a is None and b is None) or same_bits(a, b)
+    if isinstance(m1, LinearModel):
+        assert same_bits([m1.bias], [m2.bias]) and same_bits(m1.bias_coef, m2.bias_coef)
+    else:
+        assert m1.kernel == m2.kernel
+        assert m1.sv.shape == m2.sv.shape
+        assert np.array_equal(m1.sv.indptr, m2.sv.indptr)
+        assert np.array_equal(m1.sv.indices, m2.sv.indices)
+        assert same_bits(m1.sv.data, m2.sv.data) and same_bits(m1.rho, m2.rho)
+        assert (m1.nr_sv is None and m2.nr_sv is None) or np.array_equal(m1.nr_sv, m2.nr_sv)
+
+
+def nasty_reals(rng, shape):
+    """Random reals with awkward values mixed in (-0.0, subnormals, huge, tiny, 0.1)."""
+    x = rng.standard_normal(shape) * 10.0 ** rng.integers(-5, 5, size=shape)
+    flat = x.reshape(-1)
+    special = [-0.0, 5e-324, 1.7976931348623157e308, -2.2250738585072014e-308, 0.1, 1 / 3]
+    flat[: min(len(flat), len(special))] = special[: len(flat)]
+    return x
+
+
+def random_csr(rng, n, d, density=0.4, scale=1.0):
+    X = sp.random(n, d, density=density, format="csr", random_state=rng.integers(1 << 30),
+                  data_rvs=lambda k: rng.standard_normal(k) * scale)
+    X.sort_indices()
+    return X
+
+
+ALL_PARAMS = {"C": 0.5, "seed": 7, "maintenance": "merge", "shrinking": True, "gamma_given": None,
+              "n_iter": "12 15 9", "class_weights": "", "note": 'quote " and \\ and é\n',
+              "eps": 1e-300, "budget": 500, "max_iter_reached": False}
+
+
+def linear_models(rng):
+    models = []
+    for multiclass, k in (("binary", 2), ("ovr", 3), ("ww", 2), ("ww", 4)):
+        for bias in (-1.0, 1.0, 0.25):
+            nr_w = 1 if multiclass == "binary" else k
+            labels = np.array([1.0, -1.0]) if k == 2 else np.arange(k, 0, -1) * 1.5
+            models.append(LinearModel(labels, nasty_reals(rng, (nr_w, 7)), bias,
+                                      rng.standard_normal(nr_w), multiclass, "dcd",
+                                      dict(ALL_PARAMS)))
+    models.append(LinearModel([3, 7], np.zeros((1, 0)), -1, None, "binary", "acf"))
+    return models
+
+
+def kernel_models(rng):
+    models = []
+    specs = [KernelSpec("rbf", 0.5), KernelSpec("linear"), KernelSpec("poly", 0.3, 2, 1.25),
+             KernelSpec("sigmoid", 0.01, 3, -0.5)]
+    for spec in specs:
+        sv = random_csr(rng, 9, 6)
+        sv.data[0] = -0.0
+        models.append(KernelModel([1, -1], spec, sv, nasty_reals(rng, (9, 1)), [0.125],
+                                  "binary", "bsca", dict(ALL_PARAMS)))
+    models.append(KernelModel([4, 2, 9], specs[0], random_csr(rng, 11, 5),
+                              rng.standard_normal((11, 3)), None, "argmax", "bsgd",
+                              {"budget": 11, "epochs": 5},
+                              prob_a=[-1.0, -2.0, -3.0], prob_b=[0.5, 0.25, 0.0]))
+    models.append(KernelModel([1, 2, 3, 4], specs[2], random_csr(rng, 10, 8),
+                              rng.standard_normal((10, 3)), rng.standard_normal(6), "ovo",
+                              "libsvm", {"svm_type": "c_svc"},
+                              nr_sv=[2, 3, 0, 5], prob_a=rng.standard_normal(6),
+                              prob_b=rng.standard_normal(6)))
+    models.append(KernelModel([0.5, 2.5], specs[0], sp.csr_matrix((0, 3)), np.zeros((0, 1)),
+                              [0.0], "binary", "bsgd"))
+    return models
+
+
+@pytest.fixture(scope="module")
+def heart():
+    from sklearn.datasets import load_svmlight_file
+    X, y = load_svmlight_file(io.BytesIO(lzma.open(HEART).read()))
+    return X.tocsr(), y
+
+
+def three_class(rng, n=150, d=6):
+    """A small synthetic 3-class set with labels 5, 2, 9 (first occurrence order 5, 2, 9)."""
+    centers = rng.standard_normal((3, d)) * 2
+    y_idx = rng.integers(0, 3, size=n)
+    y_idx[:3] = [0, 1, 2]
+    X = centers[y_idx] + rng.standard_normal((n, d))
+    X[np.abs(X) < 0.3] = 0.0
+    return sp.csr_matrix(X), np.array([5.0, 2.0, 9.0])[y_idx]
+
+
+# ---------------------------------------------------------------------------------------------
+# native format
+# ---------------------------------------------------------------------------------------------
+
+def test_native_round_trip_is_exact_and_byte_identical(tmp_path):
+    rng = np.random.default_rng(0)
+    for i, m in enumerate(linear_models(rng) + kernel_models(rng)):
+        path = tmp_path / f"m{i}.model"
+        save_model(m, str(path))
+        loaded = load_model(str(path))
+        assert_same_model(m, loaded)
+        path2 = tmp_path / f"m{i}.again"
+        save_model(loaded, str(path2))
+        assert path.read_bytes() == path2.read_bytes()
+        assert path.read_bytes() == dumps_model(m).encode("ascii")
+
+
+def test_native_header_layout():
+    m = LinearModel([1, -1], [[0.5, -0.25]], 1.0, [0.125], "binary", "dcd",
+                    {"C": 1.0, "loss": "l1", "seed": 1})
+    assert dumps_model(m) == (
+        f"budgetsvm_model {FORMAT_VERSION}\nmodel_type linear\nsolver dcd\nmulticlass binary\n"
+        "nr_class 2\nlabel 1 -1\nnr_feature 2\nbias 1.0\nnr_w 1\n"
+        'param C real 1.0\nparam loss str "l1"\nparam seed int 1\n'
+        "w\n0.5\n-0.25\n0.125\nend\n")
+    k = KernelModel([1, -1], KernelSpec("rbf", 0.5), sp.csr_matrix([[0.0, 2.0], [1.5, 0.0]]),
+                    [[0.75], [-0.75]], None, "binary", "bsgd", {"budget": 2})
+    assert dumps_model(k).endswith(
+        "nr_feature 2\nnr_coef 1\ntotal_sv 2\nrho 0.0\nparam budget int 2\n"
+        "SV\n0.75 2:2.0\n-0.75 1:1.5\nend\n")
+
+
+def test_save_to_stdout_and_read_compressed(tmp_path, capsys):
+    m = kernel_models(np.random.default_rng(1))[4]
+    save_model(m, "-")
+    text = capsys.readouterr().out
+    assert text == dumps_model(m)
+    path = tmp_path / "m.model.gz"
+    path.write_bytes(gzip.compress(text.encode()))
+    assert_same_model(m, load_model(str(path)))
+    crlf = tmp_path / "crlf.model"
+    crlf.write_bytes(text.replace("\n", "\r\n").encode())
+    assert_same_model(m, load_model(str(crlf)))
+
+
+def test_non_finite_or_unrepresentable_models_are_refused(tmp_path):
+    frac = LinearModel([0.5, 1.5], [[1.0]], -1, None, "binary", "dcd")
+    assert_same_model(frac, load_model_text(tmp_path, dumps_model(frac)))
+    tmp_path = tmp_path / "out"
+    tmp_path.mkdir()
+    bad = LinearModel([1, -1], [[np.nan, 1.0]], -1, None, "binary", "dcd")
+    with pytest.raises(BsvmError, match="non-finite"):
+        save_model(bad, str(tmp_path / "x"))
+    assert not os.listdir(tmp_path)
+    with pytest.raises(BsvmError, match="integer"):
+        save_model(frac, str(tmp_path / "x"), format="liblinear")
+    argmax = kernel_models(np.random.default_rng(2))[4]
+    with pytest.raises(BsvmError, match="one-vs-one"):
+        save_model(argmax, str(tmp_path / "x"), format="libsvm")
+    with pytest.raises(BsvmError):
+        save_model(argmax, str(tmp_path / "x"), format="liblinear")
+    assert not os.listdir(tmp_path)
+
+
+def load_model_text(tmp_path, text, name="given.model"):
+    path = tmp_path / name
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return load_model(str(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# LIBLINEAR interoperability
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("options", ["-s 3", "-s 3 -B 1", "-s 1 -B 0.5", "-s 4", "-s 0"])
+def test_liblinear_model_loads_and_predicts_identically(tmp_path, heart, options):
+    X, y = heart
+    m = liblinearutil.train(y, X, options + " -q")
+    path = str(tmp_path / "ll.model")
+    liblinearutil.save_model(path, m)
+    ours = load_model(path)
+    labels, _, values = liblinearutil.predict(y, X, m, "-q")
+    assert np.array_equal(ours.predict(X), labels)
+    dec = ours.decision_function(X)
+    values = np.asarray(values)
+    np.testing.assert_allclose(dec[:, :values.shape[1]], values, rtol=1e-13, atol=1e-15)
+    if "-s 4" in options:
+        # Two-class Crammer-Singer: LIBLINEAR decides by the sign of column 0 only.
+        assert ours.multiclass == "binary"
+        return
+    # Our LIBLINEAR writer reproduces LIBLINEAR's file byte for byte.
+    assert dumps_model(ours, "liblinear") == pathlib.Path(path).read_text()
+
+
+def test_liblinear_two_class_crammer_singer_uses_the_first_column(tmp_path):
+    text = ("solver_type MCSVM_CS\nnr_class 2\nlabel 4 6\nnr_feature 1\nbias -1\nw\n"
+            "1 5 \n")
+    path = tmp_path / "cs.model"
+    path.write_text(text)
+    ours = load_model(str(path))
+    X = sp.csr_matrix(np.array([[1.0], [-1.0], [0.0]]))
+    labels, _, _ = liblinearutil.predict([], X, liblinearutil.load_model(str(path)), "-q")
+    assert labels == [4, 6, 6]                       # not arg-max (which would give 6 for x = 1)
+    assert np.array_equal(ours.predict(X), labels)
+    # Written back as MCSVM_CS with columns (w0, -w0): LIBLINEAR predicts the same.
+    save_model(ours, str(path), format="liblinear")
+    assert path.read_text().endswith("w\n1 -1 \n")
+
+
+@pytest.mark.parametrize("options", ["-s 3", "-s 3 -B 1", "-s 4 -B 1"])
+def test_liblinear_multiclass_model(tmp_path, options):
+    X, y = three_class(np.random.default_rng(3))
+    m = liblinearutil.train(y, X, options + " -q")
+    path = str(tmp_path / "ll.model")
+    liblinearutil.save_model(path, m)
+    ours = load_model(path)
+    assert ours.multiclass == ("ww" if "-s 4" in options else "ovr")
+    assert list(ours.labels) == [5, 2, 9]
+    labels, _, values = liblinearutil.predict(y, X, m, "-q")
+    assert np.array_equal(ours.predict(X), labels)
+    np.testing.assert_allclose(ours.decision_function(X), values, rtol=1e-13, atol=1e-15)
+    assert dumps_model(ours, "liblinear") == pathlib.Path(path).read_text()
+
+
+@pytest.mark.parametrize("multiclass,k", [("binary", 2), ("ovr", 3), ("ww", 2), ("ww", 4)])
+@pytest.mark.parametrize("bias", [-1.0, 1.0, 2.5])
+def test_our_linear_model_exported_predicts_the_same_in_liblinear(tmp_path, multiclass, k, bias):
+    rng = np.random.default_rng(k * 10 + int(bias * 2))
+    nr_w = 1 if multiclass == "binary" else k
+    labels = np.array([3.0, -7.0, 11.0, 0.0])[:k]
+    params = {"loss": "l2"} if multiclass == "ovr" else {}
+    m = LinearModel(labels, rng.standard_normal((nr_w, 8)), bias, rng.standard_normal(nr_w),
+                    multiclass, multiclass if multiclass == "ww" else "dcd", params)
+    path = str(tmp_path / "ours.model")
+    save_model(m, path, format="liblinear")
+    first = pathlib.Path(path).read_text().splitlines()[0]
+    assert first == "solver_type " + {"binary": "L2R_L1LOSS_SVC_DUAL", "ovr": "L2R_L2LOSS_SVC_DUAL",
+                                      "ww": "MCSVM_CS"}[multiclass]
+    # Test rows are wider than the model (features 9..12 must be ignored).
+    T = random_csr(rng, 300, 12, density=0.5)
+    theirs = liblinearutil.load_model(path)
+    labels_ll, _, _ = liblinearutil.predict([], T, theirs, "-q")
+    assert np.array_equal(m.predict(T), labels_ll)
+    back = load_model(path)
+    if multiclass == "ww" and k == 2:
+        # Written as (d, -d) with the labels swapped: same predictions, ties included.
+        assert back.multiclass == "binary" and list(back.labels) == list(labels[::-1])
+        # Exact ties: empty rows and rows with only features the model does not know.
+        unseen = random_csr(rng, 5, 12, density=0.5) @ sp.diags([0.0] * 8 + [1.0] * 4)
+        T = sp.vstack([sp.csr_matrix((5, 12)), unseen, T]).tocsr()
+        assert np.array_equal(back.predict(T), m.predict(T))
+        labels_ll, _, _ = liblinearutil.predict([], T, theirs, "-q")
+        assert np.array_equal(m.predict(T), labels_ll)
+    else:
+        assert_same_model(m, _relabel(back, m))
+
+
+def _relabel(loaded, original):
+    """A LIBLINEAR file does not carry our solver name or metadata: compare the rest."""
+    loaded.solver, loaded.params = original.solver, original.params
+    return loaded
+
+
+# ---------------------------------------------------------------------------------------------
+# LIBSVM interoperability
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kernel", [0, 1, 2, 3])
+@pytest.mark.parametrize("classes", [2, 3])
+def test_libsvm_model_loads_and_predicts_identically(tmp_path, heart, kernel, classes):
+    X, y = heart
+    if classes == 3:
+        rng = np.random.default_rng(4)
+        y = np.where(y > 0, 1.0, np.where(rng.random(len(y)) < 0.5, 2.0, 3.0))
+    m = svmutil.svm_train(y, X, f"-t {kernel} -c 2 -b 1 -q")
+    path = str(tmp_path / "svm.model")
+    svmutil.svm_save_model(path, m)
+    ours = load_model(path)
+    assert ours.multiclass == ("binary" if classes == 2 else "ovo")
+    assert ours.prob_a is not None and len(ours.prob_a) == classes * (classes - 1) // 2
+    # LIBSVM's own prediction from the file it wrote (SV features rounded to %.8g there).
+    theirs = svmutil.svm_load_model(path)
+    wide = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], 15))
+    T = sp.vstack([wide, random_csr(np.random.default_rng(5), 50, 15, density=0.5)]).tocsr()
+    labels, _, values = svmutil.svm_predict([], T, theirs, "-q")
+    assert np.array_equal(ours.predict(T), labels)
+    values = np.asarray(values)
+    np.testing.assert_allclose(ours.decision_function(T), values, rtol=1e-9,
+                               atol=1e-9 * np.abs(values).max())
+
+
+@pytest.mark.parametrize("kernel", [0, 1, 2, 3])
+@pytest.mark.parametrize("classes", [2, 3])
+def test_libsvm_file_rewritten_byte_identical(tmp_path, kernel, classes):
+    # Dyadic feature values print the same with LIBSVM's %.8g and our %.17g.
+    rng = np.random.default_rng(6)
+    X = sp.csr_matrix(rng.integers(-8, 9, size=(60, 5)) / 8.0)
+    y = (np.arange(60) % classes).astype(float) * 2 - 1
+    m = svmutil.svm_train(y, X, f"-t {kernel} -g 0.25 -r 0.5 -q")
+    path = str(tmp_path / "svm.model")
+    svmutil.svm_save_model(path, m)
+    assert dumps_model(load_model(path), "libsvm") == pathlib.Path(path).read_text()
+
+
+@pytest.mark.parametrize("kind", ["linear", "poly", "rbf", "sigmoid"])
+def test_our_kernel_model_exported_predicts_the_same_in_libsvm(tmp_path, kind):
+    rng = np.random.default_rng(7)
+    spec = KernelSpec(kind, gamma=0.2, degree=3, coef0=0.5)
+    sv = random_csr(rng, 40, 10)
+    m = KernelModel([2, -2], spec, sv, rng.standard_normal((40, 1)), None, "binary", "bsgd",
+                    {"budget": 40})
+    path = str(tmp_path / "ours.model")
+    save_model(m, path, format="libsvm")
+    theirs = svmutil.svm_load_model(path)
+    # Test rows wider than the SVs: the extra features count (LIBSVM).
+    T = random_csr(rng, 300, 14, density=0.5)
+    labels, _, values = svmutil.svm_predict([], T, theirs, "-q")
+    assert np.array_equal(m.predict(T), labels)
+    values = np.asarray(values)
+    np.testing.assert_allclose(m.decision_function(T), values, rtol=1e-9,
+                               atol=1e-9 * np.abs(values).max())
+    # Read back: same decision function (SVs regrouped by sign, LIBSVM's layout).
+    back = load_model(path)
+    assert back.multiclass == "binary" and list(back.nr_sv) == [
+        int((m.coef > 0).sum()), int((m.coef <= 0).sum())]
+    np.testing.assert_allclose(back.decision_function(T), m.decision_function(T), rtol=1e-12,
+                               atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# malformed files
+# ---------------------------------------------------------------------------------------------
+
+GOOD_NATIVE = dumps_model(KernelModel([1, -1], KernelSpec("rbf", 0.5),
+                                      sp.csr_matrix([[0.0, 2.0], [1.5, 0.0]]), [[0.75], [-0.75]],
+                                      None, "binary", "bsgd", {"budget": 2}))
+GOOD_LIBLINEAR = ("solver_type L2R_L1LOSS_SVC_DUAL\nnr_class 2\nlabel 1 -1\nnr_feature 2\n"
+                  "bias -1\nw\n0.5 \n-0.25 \n")
+GOOD_LIBSVM = ("svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\ntotal_sv 2\nrho 0.1\n"
+               "label 1 -1\nnr_sv 1 1\nSV\n1 1:0.5 3:1 \n-1 2:0.25 \n")
+
+MALFORMED = [
+    # (name, content, line or None, message fragment)
+    ("truncated", GOOD_NATIVE[: GOOD_NATIVE.index("SV\n") + 12], None, "truncated"),
+    ("no_end", GOOD_NATIVE.replace("end\n", ""), None, "truncated"),
+    ("newer", GOOD_NATIVE.replace("budgetsvm_model 1", "budgetsvm_model 7"), 1,
+     f"model format version 7 is newer than this program supports ({FORMAT_VERSION})"),
+    ("bad_version", GOOD_NATIVE.replace("budgetsvm_model 1", "budgetsvm_model x"), 1, "version"),
+    ("unknown_key", GOOD_NATIVE.replace("total_sv 2\n", "total_sv 2\ncolour red\n"), 14,
+     "unknown key 'colour'"),
+    ("duplicate_key", GOOD_NATIVE.replace("total_sv 2\n", "total_sv 2\ntotal_sv 2\n"), 14,
+     "duplicate"),
+    ("too_many_sv", GOOD_NATIVE.replace("total_sv 2", "total_sv 3"), 19, "3 SV lines"),
+    ("too_few_sv", GOOD_NATIVE.replace("total_sv 2", "total_sv 1"), 18, "expected 'end'"),
+    ("wrong_rho_count", GOOD_NATIVE.replace("rho 0.0", "rho 0.0 1.0"), 14, "'rho' needs 1 value"),
+    ("nan_coef", GOOD_NATIVE.replace("0.75 2:2.0", "nan 2:2.0"), 17, "not a finite number"),
+    ("inf_feature", GOOD_NATIVE.replace("2:2.0", "2:inf"), 17, "not a finite number"),
+    ("text_coef", GOOD_NATIVE.replace("-0.75 1:1.5", "abc 1:1.5"), 18, "'abc' is not a number"),
+    ("bad_pair", GOOD_NATIVE.replace("2:2.0", "2-2.0"), 17, "not index:value"),
+    ("index_order", GOOD_NATIVE.replace("0.75 2:2.0", "0.75 2:2.0 1:1.0"), 17, "must increase"),
+    ("index_zero", GOOD_NATIVE.replace("1:1.5", "0:1.5"), 18, "out of range"),
+    ("index_beyond", GOOD_NATIVE.replace("1:1.5", "3:1.5"), 18, "exceeds nr_feature"),
+    ("bad_param", GOOD_NATIVE.replace("param budget int 2", "param budget int two"), 15,
+     "not an integer"),
+    ("data_file", "+1 1:0.5 3:0.25\n-1 2:1\n", 1, "does not look like a model file"),
+    ("other_file", "SVM-light Version V6.02\n0 # kernel type\n", 1,
+     "does not look like a model file"),
+    ("empty", "", None, "does not look like a model file"),
+    ("ll_regression", GOOD_LIBLINEAR.replace("L2R_L1LOSS_SVC_DUAL", "L2R_L2LOSS_SVR"), 1,
+     "regression"),
+    ("ll_oneclass", GOOD_LIBLINEAR.replace("L2R_L1LOSS_SVC_DUAL", "ONECLASS_SVM"), 1, "one-class"),
+    ("ll_unknown_solver", GOOD_LIBLINEAR.replace("L2R_L1LOSS_SVC_DUAL", "FANCY"), 1, "unknown"),
+    ("ll_too_few_w", GOOD_LIBLINEAR.replace("nr_feature 2", "nr_feature 3"), None, "truncated"),
+    ("ll_too_many_w", GOOD_LIBLINEAR.replace("nr_feature 2", "nr_feature 1"), 8, "unexpected"),
+    ("ll_wrong_label_count", GOOD_LIBLINEAR.replace("label 1 -1", "label 1"), 3,
+     "'label' needs 2 values"),
+    ("ll_unknown_key", GOOD_LIBLINEAR.replace("bias -1\n", "bias -1\nfoo 1\n"), 6,
+     "unknown key 'foo'"),
+    ("ll_two_columns", GOOD_LIBLINEAR.replace("0.5 \n", "0.5 0.5\n"), 7, "expected 1 value"),
+    ("svm_one_class", GOOD_LIBSVM.replace("c_svc", "one_class"), 1, "one_class"),
+    ("svm_epsilon_svr", GOOD_LIBSVM.replace("c_svc", "epsilon_svr"), 1, "epsilon_svr"),
+    ("svm_precomputed", GOOD_LIBSVM.replace("kernel_type rbf", "kernel_type precomputed"), 2,
+     "precomputed"),
+    ("svm_no_gamma", GOOD_LIBSVM.replace("gamma 0.5\n", ""), 8, "'gamma'"),
+    ("svm_nr_sv_sum", GOOD_LIBSVM.replace("nr_sv 1 1", "nr_sv 1 2"), 8, "adds up to 3"),
+    ("svm_truncated", GOOD_LIBSVM[:-12], None, "truncated"),
+    ("svm_unknown_key", GOOD_LIBSVM.replace("SV\n", "weird 1\nSV\n"), 9, "unknown key 'weird'"),
+]
+
+
+@pytest.mark.parametrize("name,content,line,fragment", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_model_files_give_one_line_errors(tmp_path, name, content, line, fragment):
+    path = tmp_path / f"{name}.model"
+    path.write_text(content)
+    with pytest.raises(ModelFormatError) as info:
+        load_model(str(path))
+    message = str(info.value)
+    assert "\n" not in message
+    prefix = f"{path}:{line}: " if line else f"{path}: "
+    assert message.startswith(prefix), message
+    assert fragment in message, message
+
+
+def test_good_fixtures_load(tmp_path):
+    assert load_model_text(tmp_path, GOOD_NATIVE).n_sv == 2
+    assert load_model_text(tmp_path, GOOD_LIBLINEAR).n_features == 2
+    m = load_model_text(tmp_path, GOOD_LIBSVM)
+    assert m.n_features == 3 and m.multiclass == "binary"
+    ww = load_model_text(tmp_path, GOOD_LIBLINEAR.replace("L2R_L1LOSS_SVC_DUAL", "MCSVM_WW")
+                         .replace("nr_class 2\nlabel 1 -1", "nr_class 3\nlabel 1 -1 2")
+                         .replace("0.5 \n-0.25 \n", "0.5 1 0\n-0.25 2 0\n"))
+    assert ww.multiclass == "ww" and ww.coef.shape == (3, 2)
+    nu = load_model_text(tmp_path, GOOD_LIBSVM.replace("c_svc", "nu_svc"))
+    assert nu.params["svm_type"] == "nu_svc"
+
+
+def test_missing_file_is_a_model_format_error(tmp_path):
+    with pytest.raises(ModelFormatError, match="no such file"):
+        load_model(str(tmp_path / "absent.model"))
+
+
+# ---------------------------------------------------------------------------------------------
+# prediction rules on hand-made models
+# ---------------------------------------------------------------------------------------------
+
+def test_linear_binary_tie_and_extra_features():
+    m = LinearModel([4, 9], [[1.0, -1.0]], -1, None, "binary", "dcd")
+    X = sp.csr_matrix(np.array([[1.0, 1.0, 5.0], [2.0, 1.0, 0.0], [0.0, 1.0, -9.0],
+                                [0.0, 0.0, 100.0]]))
+    # Feature 3 is beyond n_features and ignored: f = 0, 1, -1, 0.
+    np.testing.assert_array_equal(m.decision_function(X)[:, 0], [0.0, 1.0, -1.0, 0.0])
+    np.testing.assert_array_equal(m.predict(X), [9, 4, 9, 9])     # f = 0 -> labels[1]
+    narrow = sp.csr_matrix(np.array([[3.0], [-1.0]]))
+    np.testing.assert_array_equal(m.predict(narrow), [4, 9])
+
+
+def test_linear_bias_and_argmax_ties():
+    coef = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    m = LinearModel([7, 8, 9], coef, 2.0, [0.5, 0.5, -0.5], "ovr", "dcd")
+    X = sp.csr_matrix(np.array([[1.0, 1.0], [0.0, 0.0], [2.0, 0.0], [0.0, 3.0]]))
+    F = m.decision_function(X)
+    np.testing.assert_array_equal(F, [[2, 2, 1], [1, 1, -1], [3, 1, 1], [1, 4, 2]])
+    np.testing.assert_array_equal(m.predict(X), [7, 7, 7, 8])     # ties -> lowest index
+    ww = LinearModel([7, 8], np.zeros((2, 2)), -1, None, "ww", "ww")
+    np.testing.assert_array_equal(ww.predict(X), [7, 7, 7, 7])
+
+
+def test_kernel_rbf_counts_features_beyond_the_svs():
+    sv = sp.csr_matrix(np.array([[1.0, 0.0]]))
+    m = KernelModel([1, -1], KernelSpec("rbf", 0.5), sv, [[2.0]], [0.0], "binary", "bsgd")
+    X = sp.csr_matrix(np.array([[1.0, 0.0, 0.0], [1.0, 0.0, 2.0], [0.0, 1.0, 0.0]]))
+    expected = 2.0 * np.exp(-0.5 * np.array([0.0, 4.0, 2.0]))
+    np.testing.assert_allclose(m.decision_function(X)[:, 0], expected, rtol=1e-15)
+    # A narrower test matrix counts the SVs' extra features.
+    np.testing.assert_allclose(m.decision_function(sp.csr_matrix((1, 1)))[:, 0],
+                               [2.0 * np.exp(-0.5)], rtol=1e-15)
+    spec = KernelSpec("rbf", 0.5)
+    np.testing.assert_allclose(spec.kernel_matrix(X, sv)[:, 0], expected / 2, rtol=1e-15)
+
+
+def test_kernel_binary_tie_argmax_tie_and_ovo_votes():
+    sv = sp.csr_matrix(np.array([[1.0], [2.0]]))
+    lin = KernelSpec("linear")
+    b = KernelModel([1, -1], lin, sv, [[1.0], [-0.5]], [0.0], "binary", "bsgd")
+    X = sp.csr_matrix(np.array([[0.0], [1.0], [-1.0]]))
+    np.testing.assert_array_equal(b.decision_function(X)[:, 0], [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(b.predict(X), [-1, -1, -1])    # f = 0 -> labels[1]
+    a = KernelModel([3, 5, 6], lin, sv, [[1.0, 1.0, 0.0], [0.0, 0.0, 0.25]], None, "argmax", "bsgd")
+    np.testing.assert_array_equal(a.predict(X), [3, 3, 6])       # ties -> lowest index
+    # One-vs-one, k = 3: each SV is its own class; SV of class 2 absent (nr_sv 1, 1, 0).
+    o = KernelModel([10, 20, 30], lin, sv, [[1.0, 1.0], [-1.0, 0.0]], [0.0, 0.5, 0.0], "ovo",
+                    "libsvm", nr_sv=[1, 1, 0])
+    F = o.decision_function(sp.csr_matrix(np.array([[1.0], [0.0], [-1.0]])))
+    # pairs (0,1): x - 2x = -x; (0,2): x - 0.5; (1,2): 0 (class 1's coef column 1 is 0).
+    np.testing.assert_allclose(F, [[-1.0, 0.5, 0.0], [0.0, -0.5, 0.0], [1.0, -1.5, 0.0]])
+    # x = 1: votes go to 1, 0, 2 (one each: tie -> class 0); x = 0: to 1, 2, 2; x = -1: 0, 2, 2.
+    np.testing.assert_array_equal(o.predict(sp.csr_matrix(np.array([[1.0], [0.0], [-1.0]]))),
+                                  [10, 30, 30])
+
+
+def test_kernel_prediction_in_chunks_matches_one_block(monkeypatch):
+    rng = np.random.default_rng(8)
+    for m in kernel_models(rng)[:6]:
+        m.coef = rng.standard_normal(m.coef.shape)
+        T = random_csr(rng, 500, 7)
+        full = m.decision_function(T)
+        monkeypatch.setattr(model_mod, "KERNEL_BLOCK_ENTRIES", 50)
+        monkeypatch.setattr(model_mod, "MIN_CHUNK_ROWS", 7)
+        fresh = load_model_text_str(dumps_model(m))
+        np.testing.assert_allclose(fresh.decision_function(T), full, rtol=1e-13, atol=1e-13)
+        np.testing.assert_array_equal(fresh.predict(T), m.predict(T))
+        monkeypatch.undo()
+        if m.multiclass == "ovo":
+            continue
+        # An explicit kernel matrix agrees with the model's decision values.
+        K = m.kernel.kernel_matrix(T, m.sv)
+        np.testing.assert_allclose(K @ m.coef - m.rho, full[:, : m.coef.shape[1]], rtol=1e-12,
+                                   atol=1e-12)
+
+
+def load_model_text_str(text):
+    from budgetsvm.model_io import loads_model
+    return loads_model(text.encode(), "<test>")
