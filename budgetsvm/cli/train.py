@@ -9,7 +9,7 @@ from budgetsvm.cli.common import info, run
 from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, SOLVERS, VARIANTS, TrainParams,
                               check_params)
 from budgetsvm.progress import task_progress
-from budgetsvm.train import cross_validation, small_classes, train
+from budgetsvm.train import cross_validation, small_classes, summary_lines, train
 
 KERNEL_CODES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
 KERNEL_NAMES = {"linear": "linear", "poly": "poly", "polynomial": "poly", "rbf": "rbf",
@@ -151,7 +151,7 @@ def command(folds, quiet, model_format, zero_based, training_file, model_file,
         return
     with task_progress(f"training ({params.solver})", quiet=quiet) as update:
         model = train(X, y, params, callback=lambda it, info_: update(completed=it, info=info_))
-    for line in getattr(model, "summary_lines", lambda: [])():
+    for line in summary_lines(model):
         info(line, quiet)
     model_io.save_model(model, model_file, format=model_format)
 

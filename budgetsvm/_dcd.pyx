@@ -1,0 +1,371 @@
+"""Linear SVM by dual coordinate descent (LIBLINEAR's -s 3 / -s 1 solver), ALGORITHMS.md §4.
+
+The module is split so that the adaptive-frequency (ACF/AVSF, §4.4) solver can share everything
+except its outer loop:
+
+* ``_Problem`` / ``_as_problem_arrays`` / ``_bind``: validation, the CSR view, ±1 labels,
+  per-instance costs C_i, bounds U_i, diagonal shifts D_ii, Q̄_ii = ‖x_i‖² + D_ii, and the
+  zero-row rule of §0.1;
+* ``_sparse_dot`` / ``_sparse_axpy``: the two O(nnz(x_i)) kernels on one CSR row (raw pointers,
+  so the hot loop has no memoryview overhead);
+* ``_check_signals``: Ctrl-C from inside the nogil loop;
+* ``_objectives``: the dual (descent form, as LIBLINEAR prints it) and the primal.
+"""
+import collections
+
+import numpy as np
+
+cimport numpy as cnp
+from cpython.exc cimport PyErr_CheckSignals
+from libc.math cimport INFINITY, copysign, fabs
+from libc.stdint cimport int32_t, int64_t, uint64_t
+
+from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    /* A step is taken only when the projected gradient exceeds this (LIBLINEAR's 1e-12). */
+    #define BSVM_STEP_THRESHOLD 1e-12
+    /* Coordinate visits between two checks for Ctrl-C (each briefly re-acquires the GIL). */
+    #define BSVM_SIGNAL_CHECK_EVERY 10000
+    """
+    double STEP_THRESHOLD "BSVM_STEP_THRESHOLD"
+    Py_ssize_t SIGNAL_CHECK_EVERY "BSVM_SIGNAL_CHECK_EVERY"
+
+DcdResult = collections.namedtuple(
+    "DcdResult",
+    ["w", "alpha", "n_iter", "n_updates", "max_iter_reached", "dual_objective",
+     "primal_objective", "n_unshrink"])
+DcdResult.__doc__ = """Result of one binary dual CD solve.
+
+w                 float64 (n_features,), w = Σ_i α_i y_i x_i (maintained incrementally)
+alpha             float64 (n_rows,), the dual variables
+n_iter            outer iterations (sweeps) performed
+n_updates         coordinate steps taken (|PG| > 1e-12)
+max_iter_reached  True when the loop stopped at max_iter without meeting the stopping test
+dual_objective    ½‖w‖² − Σα_i + ½Σ D_ii α_i² (LIBLINEAR's descent form, "Objective value")
+primal_objective  ½‖w‖² + Σ C_i ξ_i (L1) or Σ C_i ξ_i² (L2), ξ_i = max(0, 1 − y_i⟨w,x_i⟩)
+n_unshrink        how often shrinking was undone for a verification sweep (LIBLINEAR's '*')
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared parts (also used by the ACF solver)
+# ---------------------------------------------------------------------------------------------
+
+cdef struct _Problem:
+    # CSR rows: x_i = data[indptr[i]:indptr[i+1]] at columns indices[indptr[i]:indptr[i+1]]
+    const double* data
+    const int32_t* indices
+    const int64_t* indptr
+    Py_ssize_t n_rows
+    Py_ssize_t n_features
+    const double* y        # ±1
+    const double* C        # per-instance cost C_i (C times the class weight)
+    const double* U        # upper bound of α_i: C_i (L1) or +inf (L2)
+    const double* D        # diagonal shift D_ii: 0 (L1) or 1/(2 C_i) (L2)
+    const double* QD       # Q̄_ii = ‖x_i‖² + D_ii
+    const double* yU       # y_i · U_i: label and bound in one load for the hot loop
+
+
+cdef inline double _sparse_dot(const double* w, const _Problem* p, Py_ssize_t i) noexcept nogil:
+    # return np.dot(w, x_i)
+    cdef int64_t k = p.indptr[i], end = p.indptr[i + 1]
+    cdef const double* val = p.data
+    cdef const int32_t* ind = p.indices
+    cdef double s = 0.0
+    while k < end:
+        s += w[ind[k]] * val[k]
+        k += 1
+    return s
+
+
+cdef inline void _sparse_axpy(double a, const _Problem* p, Py_ssize_t i, double* w) noexcept nogil:
+    # w += a * x_i
+    cdef int64_t k = p.indptr[i], end = p.indptr[i + 1]
+    cdef const double* val = p.data
+    cdef const int32_t* ind = p.indices
+    while k < end:
+        w[ind[k]] += a * val[k]
+        k += 1
+
+
+cdef inline int _check_signals() except -1 nogil:
+    # Re-acquire the GIL just long enough to run Python's signal handlers; a pending Ctrl-C
+    # raises KeyboardInterrupt here and unwinds out of the nogil loop.
+    with gil:
+        PyErr_CheckSignals()
+    return 0
+
+
+cdef void _row_sq_norms(const _Problem* p, double* out) noexcept nogil:
+    # out = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    cdef Py_ssize_t i
+    cdef int64_t k
+    cdef double s
+    for i in range(p.n_rows):
+        s = 0.0
+        for k in range(p.indptr[i], p.indptr[i + 1]):
+            s += p.data[k] * p.data[k]
+        out[i] = s
+
+
+def _row_norms(const double[::1] data, const int64_t[::1] indptr):
+    """Squared Euclidean norm of every CSR row."""
+    cdef _Problem p
+    cdef double dummy = 0.0
+    p.data = &data[0] if data.shape[0] > 0 else &dummy
+    p.indptr = &indptr[0]
+    p.n_rows = indptr.shape[0] - 1
+    out = np.zeros(p.n_rows, dtype=np.float64)
+    cdef double[::1] v_out = out
+    if p.n_rows > 0:
+        with nogil:
+            _row_sq_norms(&p, &v_out[0])
+    return out
+
+
+def _as_problem_arrays(data, indices, indptr, y, C_i, Py_ssize_t n_features, loss):
+    """Validate the CSR input and build the per-instance arrays shared by DCD and ACF.
+
+    Returns (data, indices, indptr, y, C_i, U, D, QD, yU, alpha, order, n_order):
+    y ±1 float64; C_i, U, D, QD as in ``_Problem``; alpha the initial duals (0, or U_i for an L1 zero
+    row, §0.1); order the rows that the solver visits (every row except L1 zero rows) and
+    n_order their number.
+    """
+    data = np.ascontiguousarray(data, dtype=np.float64)
+    indices = np.ascontiguousarray(indices, dtype=np.int32)
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    yv = np.asarray(y)
+    C_i = np.ascontiguousarray(C_i, dtype=np.float64)
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    if n < 0 or yv.shape[0] != n or C_i.shape[0] != n:
+        raise ValueError("indptr, y and C_i disagree on the number of rows")
+    if indptr[0] != 0 or indptr[n] != data.shape[0] or indices.shape[0] != data.shape[0] \
+            or np.any(np.diff(indptr) < 0):
+        raise ValueError("malformed CSR structure")
+    if indices.shape[0] and (indices.min() < 0 or indices.max() >= n_features):
+        raise ValueError("column index out of range [0, n_features)")
+    if not np.all(C_i > 0) or not np.all(np.isfinite(C_i)):
+        raise ValueError("C_i must be positive and finite")
+    if loss not in ("l1", "l2"):
+        raise ValueError("loss must be 'l1' or 'l2'")
+    # y_i = +1 if label > 0 else -1 (LIBLINEAR's rule)
+    ys = np.where(yv > 0, 1.0, -1.0)
+    sq = _row_norms(data, indptr)
+    if loss == "l1":
+        U = C_i.copy()
+        D = np.zeros(n, dtype=np.float64)
+    else:
+        U = np.full(n, np.inf)
+        D = 0.5 / C_i
+    QD = sq + D
+    alpha = np.zeros(n, dtype=np.float64)
+    # §0.1: an L1 zero row has no quadratic cost, so its optimum is the bound; set it once and
+    # never visit it (w is unaffected). L2 rows always have Q̄_ii ≥ D_ii > 0.
+    zero = QD <= 0.0
+    alpha[zero] = U[zero]
+    order = np.flatnonzero(~zero).astype(np.intp)
+    return data, indices, indptr, ys, C_i, U, D, QD, ys * U, alpha, order, order.shape[0]
+
+
+cdef double _DUMMY_DOUBLE = 0.0
+cdef int32_t _DUMMY_INT = 0
+
+
+cdef int _bind(_Problem* p, const double[::1] data, const int32_t[::1] indices,
+               const int64_t[::1] indptr, Py_ssize_t n_features, const double[::1] y,
+               const double[::1] C, const double[::1] U, const double[::1] D,
+               const double[::1] QD, const double[::1] yU) except -1:
+    # Point p at the arrays returned by _as_problem_arrays; the caller keeps them alive.
+    p.data = &_DUMMY_DOUBLE
+    p.indices = &_DUMMY_INT
+    p.y = p.C = p.U = p.D = p.QD = p.yU = &_DUMMY_DOUBLE
+    if data.shape[0] > 0:
+        p.data = &data[0]
+        p.indices = &indices[0]
+    p.indptr = &indptr[0]
+    p.n_rows = indptr.shape[0] - 1
+    p.n_features = n_features
+    if p.n_rows > 0:
+        p.y = &y[0]
+        p.C = &C[0]
+        p.U = &U[0]
+        p.D = &D[0]
+        p.QD = &QD[0]
+        p.yU = &yU[0]
+    return 0
+
+
+cdef void _objectives(const _Problem* p, const double* w, const double* alpha, bint l2,
+                      double* dual, double* primal) noexcept nogil:
+    # wnorm = w @ w
+    # dual = wnorm/2 - alpha.sum() + (D * alpha**2).sum()/2
+    # xi = np.maximum(0, 1 - y * (X @ w)); primal = wnorm/2 + (C * (xi**2 if l2 else xi)).sum()
+    cdef Py_ssize_t i, j
+    cdef double wnorm = 0.0, asum = 0.0, loss = 0.0, xi
+    for j in range(p.n_features):
+        wnorm += w[j] * w[j]
+    for i in range(p.n_rows):
+        asum += alpha[i] * (alpha[i] * p.D[i] - 2.0)
+        xi = 1.0 - p.y[i] * _sparse_dot(w, p, i)
+        if xi > 0.0:
+            loss += p.C[i] * (xi * xi if l2 else xi)
+    dual[0] = (wnorm + asum) / 2.0
+    primal[0] = wnorm / 2.0 + loss
+
+
+# ---------------------------------------------------------------------------------------------
+# Dual coordinate descent with shrinking
+# ---------------------------------------------------------------------------------------------
+
+def dcd_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double eps=0.1,
+              Py_ssize_t max_iter=1000, bint shrinking=True, stop="strict", loss="l1",
+              uint64_t seed=1, callback=None):
+    """Solve one binary L2-regularised SVM by dual coordinate descent with shrinking.
+
+    Problem (descent form, as in LIBLINEAR)::
+
+        min_α  f(α) = ½ αᵀ Q̄ α − eᵀα   s.t. 0 ≤ α_i ≤ U_i,
+        Q̄ = Q + D,  Q_ij = y_i y_j x_iᵀx_j,
+
+        L1-loss (hinge, LIBLINEAR -s 3):           U_i = C_i, D_ii = 0
+        L2-loss (squared hinge, LIBLINEAR -s 1):   U_i = ∞,   D_ii = 1/(2 C_i)
+
+    dual of  min_w ½‖w‖² + Σ_i C_i ξ_i (L1) or Σ_i C_i ξ_i² (L2),  ξ_i = max(0, 1 − y_i wᵀx_i),
+    with w = Σ_i α_i y_i x_i kept up to date after every step.
+    See Algorithm 3 of Hsieh et al., ICML 2008, in the projected-gradient form of LIBLINEAR's
+    solve_l2r_l1l2_svc (ALGORITHMS.md §4.2, §4.3). Written in ascent form below:
+    g_i = 1 − y_i wᵀx_i − D_ii α_i = −∇_i f(α), and PG the projected g_i.
+
+    Given: CSR rows (data float64, indices int32 in [0, n_features), indptr int64; any bias
+    column already appended), y (> 0 means +1, else −1), C_i the per-instance cost (C times the
+    class weight), the tolerance eps, max_iter outer iterations (0 = unlimited), shrinking on/off,
+    stop 'strict' (LIBLINEAR ≥ 2.42: M − m ≤ ε and |M|, |m| ≤ ε) or 'classic' (M − m ≤ ε),
+    loss 'l1' or 'l2', the RNG seed (a fresh permutation of the active rows per outer iteration),
+    and an optional callback(iteration, M − m) called once per outer iteration.
+
+    Returns a DcdResult (w, alpha, counters and both objectives). A pending Ctrl-C is noticed
+    within SIGNAL_CHECK_EVERY coordinate visits and raises KeyboardInterrupt.
+    """
+    if stop not in ("strict", "classic"):
+        raise ValueError("stop must be 'strict' or 'classic'")
+    if not eps > 0:
+        raise ValueError("eps must be positive")
+    if max_iter < 0:
+        raise ValueError("max_iter must be >= 0")
+    (data, indices, indptr, ys, C_i, U, D, QD, yU, alpha, order, n_order) = _as_problem_arrays(
+        data, indices, indptr, y, C_i, n_features, loss)
+    w = np.zeros(n_features, dtype=np.float64)
+
+    cdef _Problem p
+    _bind(&p, data, indices, indptr, n_features, ys, C_i, U, D, QD, yU)
+    cdef double[::1] v_w = w
+    cdef double[::1] v_alpha = alpha
+    cdef Py_ssize_t[::1] v_index = order
+    cdef double dummy = 0.0
+    cdef Py_ssize_t dummy_index = 0
+
+    cdef double* wp = &v_w[0] if n_features > 0 else &dummy
+    cdef double* a = &v_alpha[0] if p.n_rows > 0 else &dummy
+    cdef Py_ssize_t* index = &v_index[0] if n_order > 0 else &dummy_index
+
+    cdef bint strict = stop == "strict"
+    cdef bint l2 = loss == "l2"
+    cdef bint has_callback = callback is not None
+    cdef Py_ssize_t n = n_order            # rows the solver visits
+    cdef Py_ssize_t active_size = n
+    cdef Py_ssize_t it = 0, s, i, tmp
+    cdef long long n_updates = 0
+    cdef Py_ssize_t n_unshrink = 0
+    cdef Py_ssize_t until_check = SIGNAL_CHECK_EVERY
+    cdef bint converged = False
+    cdef double M, m, M_old = INFINITY, m_old = -INFINITY
+    cdef double g, PG, Ui, yi, a_old, a_new
+    cdef double dual = 0.0, primal = 0.0
+    cdef Rng rng
+    rng_seed(&rng, seed)
+
+    with nogil:
+        while max_iter == 0 or it < max_iter:
+            M = -INFINITY
+            m = INFINITY
+            # index[:active_size] = rng.permutation(index[:active_size])
+            rng_shuffle(&rng, index, active_size)
+            s = 0
+            while s < active_size:
+                until_check -= 1
+                if until_check == 0:
+                    until_check = SIGNAL_CHECK_EVERY
+                    _check_signals()
+                i = index[s]
+                # y_i and U_i from one array (fewer cache lines per random visit)
+                Ui = p.yU[i]
+                yi = copysign(1.0, Ui)
+                Ui = fabs(Ui)
+                # g = 1 - y[i] * (w @ x_i) - D[i] * alpha[i]
+                g = 1.0 - yi * _sparse_dot(wp, &p, i)
+                if l2:
+                    g -= a[i] * p.D[i]
+                PG = 0.0
+                if a[i] == 0.0:
+                    if shrinking and g < m_old:
+                        # shrink: at the lower bound and pushing against it hard
+                        active_size -= 1
+                        tmp = index[s]; index[s] = index[active_size]; index[active_size] = tmp
+                        continue
+                    elif g > 0.0:
+                        PG = g
+                elif a[i] == Ui:
+                    if shrinking and g > M_old:
+                        active_size -= 1
+                        tmp = index[s]; index[s] = index[active_size]; index[active_size] = tmp
+                        continue
+                    elif g < 0.0:
+                        PG = g
+                else:
+                    PG = g
+                if PG > M:
+                    M = PG
+                if PG < m:
+                    m = PG
+                if fabs(PG) > STEP_THRESHOLD:
+                    # alpha[i] = np.clip(alpha[i] + g / QD[i], 0, U[i])
+                    a_old = a[i]
+                    a_new = a_old + g / p.QD[i]
+                    if a_new < 0.0:
+                        a_new = 0.0
+                    if a_new > Ui:
+                        a_new = Ui
+                    a[i] = a_new
+                    # w += (alpha_new - alpha_old) * y[i] * x_i
+                    _sparse_axpy((a_new - a_old) * yi, &p, i, wp)
+                    n_updates += 1
+                s += 1
+            it += 1
+            if M < m:
+                # Nothing was visited (every active row was shrunk in this sweep): no violation
+                # is left among the active rows, so go on to the verification sweep.
+                M = 0.0
+                m = 0.0
+            if has_callback:
+                with gil:
+                    callback(it, M - m)
+            if M - m <= eps and (not strict or (fabs(M) <= eps and fabs(m) <= eps)):
+                if active_size == n:
+                    converged = True
+                    break
+                # un-shrink, then verify with a full sweep
+                active_size = n
+                M_old = INFINITY
+                m_old = -INFINITY
+                n_unshrink += 1
+                continue
+            M_old = M if M > 0.0 else INFINITY
+            m_old = m if m < 0.0 else -INFINITY
+
+        _objectives(&p, wp, a, l2, &dual, &primal)
+
+    return DcdResult(w, alpha, it, n_updates, not converged, dual, primal, n_unshrink)

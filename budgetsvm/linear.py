@@ -1,0 +1,201 @@
+"""Linear SVMs trained in the dual (LIBLINEAR's -s 3 and -s 1): problem setup, class weights and
+the multi-class strategy around the compiled cores in budgetsvm/_dcd.pyx.
+
+Follows LIBLINEAR's train() (linear.cpp): the -B bias is an appended constant feature (so its
+weight is regularised), two classes give one model with label[0] as the positive class and
+weight_label0·C versus weight_label1·C, and k > 2 classes give k one-vs-rest models where
+class r uses weight_r·C for its own rows and plain C for the rest.
+"""
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from budgetsvm.errors import ParameterError
+
+_SEED_STRIDE = 0x9E3779B97F4A7C15     # golden-ratio increment: distinct, well-mixed sub-seeds
+_MASK64 = (1 << 64) - 1
+
+
+def _dcd_core(params):
+    from budgetsvm import _dcd
+    return _dcd.dcd_solve, {"shrinking": bool(params.shrinking), "stop": params.stop}
+
+
+# solver name -> function(params) returning (core, solver-specific keyword arguments).
+# Every core is called as core(data, indices, indptr, y, C_i, n_features, eps=, max_iter=,
+# loss=, seed=, callback=, **specific) and returns an object with the DcdResult fields.
+CORES = {"dcd": _dcd_core}
+
+
+def append_bias_column(X, bias):
+    """CSR X with one more column, of constant value ``bias``, at index X.shape[1]."""
+    n, d = X.shape
+    indptr = X.indptr.astype(np.int64)
+    nnz = int(indptr[-1])
+    new_indptr = indptr + np.arange(n + 1, dtype=np.int64)
+    is_bias = np.zeros(nnz + n, dtype=bool)
+    is_bias[new_indptr[1:] - 1] = True           # the last entry of every new row
+    indices = np.empty(nnz + n, dtype=np.int32)
+    data = np.empty(nnz + n, dtype=np.float64)
+    indices[~is_bias] = X.indices[:nnz]
+    data[~is_bias] = X.data[:nnz]
+    indices[is_bias] = d
+    data[is_bias] = bias
+    return sp.csr_matrix((data, indices, new_indptr), shape=(n, d + 1))
+
+
+def weighted_costs(labels, params):
+    """C times the -wi weight of every class, in label order (LIBLINEAR's weighted_C).
+
+    Weights given for labels absent from the training data are ignored with a warning, as
+    LIBLINEAR does.
+    """
+    labels = np.asarray(labels, dtype=np.float64)
+    costs = np.full(len(labels), float(params.C))
+    for label, weight in params.class_weights.items():
+        hit = np.flatnonzero(labels == float(label))
+        if hit.size == 0:
+            warnings.warn(f"class label {float(label):g} specified in weight is not found",
+                          stacklevel=3)
+        costs[hit] *= weight
+    return costs
+
+
+def subproblems(y_index, labels, params):
+    """Yield (positive label, y as ±1 int8, per-row cost C_i) for every binary sub-problem."""
+    k = len(labels)
+    costs = weighted_costs(labels, params)
+    y_index = np.asarray(y_index)
+    if k == 2:
+        positive = y_index == 0
+        yield labels[0], np.where(positive, 1, -1).astype(np.int8), \
+            np.where(positive, costs[0], costs[1])
+        return
+    for r in range(k):
+        positive = y_index == r
+        yield labels[r], np.where(positive, 1, -1).astype(np.int8), \
+            np.where(positive, costs[r], float(params.C))
+
+
+def _canonical_csr(X):
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()        # a duplicate index would break ‖x_i‖² in the solver
+    return X
+
+
+def fit_linear(X, y_index, labels, params, callback=None):
+    """Train the binary or one-vs-rest problems; returns (coef, bias_coef, multiclass, info).
+
+    coef is float64 (nr_w, n_features) without the bias column, bias_coef (nr_w,) the bias
+    weights (zeros when params.bias < 0), multiclass 'binary' or 'ovr', info one dict per
+    sub-problem (see train_linear).
+    """
+    if params.solver not in CORES:
+        raise ParameterError(f"-s {params.solver}: not a linear dual solver available here")
+    core, specific = CORES[params.solver](params)
+    X = _canonical_csr(X)
+    n_features = X.shape[1]
+    if params.bias >= 0:
+        X = append_bias_column(X, float(params.bias))
+    data = X.data
+    indices = X.indices.astype(np.int32, copy=False)
+    indptr = X.indptr.astype(np.int64, copy=False)
+    k = len(labels)
+    multiclass = "binary" if k == 2 else "ovr"
+    eps = params.effective_eps()
+    coef = np.zeros((1 if k == 2 else k, n_features))
+    bias_coef = np.zeros(coef.shape[0])
+    info = []
+    done = 0                         # outer iterations of earlier sub-problems (progress)
+    for r, (label, y, C_i) in enumerate(subproblems(y_index, labels, params)):
+        report = None
+        if callback is not None:
+            prefix = "" if k == 2 else f"class {label:g} ({r + 1}/{k}) "
+
+            def report(it, gap, done=done, prefix=prefix):
+                callback(done + it, f"{prefix}M-m = {gap:.3g}")
+        seed = (int(params.seed) + r * _SEED_STRIDE) & _MASK64
+        start = time.perf_counter()
+        res = core(data, indices, indptr, y, C_i, X.shape[1], eps=eps,
+                   max_iter=int(params.max_iter), loss=params.loss, seed=seed, callback=report,
+                   **specific)
+        seconds = time.perf_counter() - start
+        done += res.n_iter
+        coef[r] = res.w[:n_features]
+        if params.bias >= 0:
+            bias_coef[r] = res.w[n_features]
+        info.append({
+            "label": float(label),
+            "n_iter": int(res.n_iter),
+            "n_updates": int(res.n_updates),
+            "max_iter_reached": bool(res.max_iter_reached),
+            "dual_objective": float(res.dual_objective),
+            "primal_objective": float(res.primal_objective),
+            "n_sv": int(np.count_nonzero(res.alpha > 0)),
+            "n_unshrink": int(getattr(res, "n_unshrink", 0)),
+            "seed": seed,
+            "seconds": seconds,
+        })
+    return coef, bias_coef, multiclass, info
+
+
+def train_linear(X, y_index, labels, params, callback=None):
+    """Train a LinearModel by dual coordinate descent (solver params.solver, e.g. 'dcd').
+
+    X: CSR float64 (n × d) without the bias column; y_index: class number of every row in
+    label order; labels: the class labels (labels.group_classes); params: TrainParams (uses C,
+    eps, max_iter, shrinking, stop, loss, bias, class_weights, seed).
+    callback(iteration, info) is called once per outer iteration (iteration counted across the
+    one-vs-rest sub-problems, info a short text with the current violation M − m).
+
+    The model's ``params`` is the metadata dict of ``metadata`` (solver, loss, C, eps, bias,
+    class_weights, max_iter, shrinking, stop, seed, n_iter per sub-problem as "12 15 9",
+    max_iter_reached). It also has ``train_info``: a list with one dict per sub-problem (one for two
+    classes, k for one-vs-rest), keys label (the positive class), n_iter, n_updates,
+    max_iter_reached, dual_objective (LIBLINEAR's "Objective value"), primal_objective, n_sv,
+    n_unshrink, seed, seconds. ``info_lines(model.train_info)`` renders LIBLINEAR's messages.
+    """
+    from budgetsvm.model import LinearModel
+    coef, bias_coef, multiclass, info = fit_linear(X, y_index, labels, params, callback)
+    model = LinearModel(np.asarray(labels), coef, float(params.bias), bias_coef, multiclass,
+                        params.solver, params=metadata(params, info))
+    model.train_info = info
+    return model
+
+
+def metadata(params, info):
+    """Training metadata for LinearModel.params (str keys; scalar values only)."""
+    weights = " ".join(f"{float(label):g}:{float(w):g}"
+                       for label, w in sorted(params.class_weights.items()))
+    return {
+        "solver": params.solver,
+        "loss": params.loss,
+        "C": float(params.C),
+        "eps": float(params.effective_eps()),
+        "bias": float(params.bias),
+        "class_weights": weights,
+        "max_iter": int(params.max_iter),
+        "shrinking": bool(params.shrinking),
+        "stop": params.stop,
+        "seed": int(params.seed),
+        "n_iter": " ".join(str(sub["n_iter"]) for sub in info),     # one per sub-problem
+        "max_iter_reached": any(sub["max_iter_reached"] for sub in info),
+    }
+
+
+def info_lines(train_info, solver_hint=True):
+    """LIBLINEAR's end-of-training messages for every sub-problem, as a list of lines."""
+    lines = []
+    for sub in train_info:
+        lines.append(f"optimization finished, #iter = {sub['n_iter']}")
+        if sub["max_iter_reached"]:
+            lines.append("WARNING: reaching max number of iterations")
+            if solver_hint:
+                lines.append("Using a larger --max-iter (0 = unlimited) or a larger -e may help")
+        lines.append("Objective value = %f" % sub["dual_objective"])
+        lines.append(f"nSV = {sub['n_sv']}")
+    return lines
