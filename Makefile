@@ -35,11 +35,14 @@ demo: install
 test: install-test
 	$(BIN)/python -m pytest -q
 
+# Benchmarks read the data sets from BSVM_DATA (default: ../shared/data beside the clone).
+BENCH_DATA = $${BSVM_DATA:-$(abspath ..)/shared/data}
+
 bench: install-test
-	$(BIN)/python scripts/run_benchmarks.py
+	BSVM_DATA=$(BENCH_DATA) $(BIN)/python scripts/run_benchmarks.py
 
 bench-quick: install-test
-	$(BIN)/python scripts/run_benchmarks.py --quick
+	BSVM_DATA=$(BENCH_DATA) $(BIN)/python scripts/run_benchmarks.py --quick
 
 debug-build: $(BIN)/python
 	BSVM_DEBUG=1 $(BIN)/python -m pip install --quiet -e '.[test]'

@@ -74,8 +74,10 @@ def small_classes(y, nr_fold):
     return [v for v, c in zip(values, counts) if c < nr_fold]
 
 
-def cross_validation(X, y, params: TrainParams, nr_fold, callback=None):
-    """Predicted label of every row, each by a model trained without its fold."""
+def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=None):
+    """Predicted label of every row, each by a model trained without its fold.
+
+    on_fold(f) is called after fold f (0-based) has been predicted, for progress displays."""
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -87,6 +89,8 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None):
             continue
         model = train(X[~test], y[~test], params, callback=callback)
         predicted[test] = model.predict(X[test])
+        if on_fold is not None:
+            on_fold(f)
     return predicted
 
 

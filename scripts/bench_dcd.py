@@ -100,7 +100,10 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--quick", action="store_true", help="a9a and w8a at C = 0.01 and 1, 1 repeat")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.datasets, args.C, args.repeats = ["a9a", "w8a"], [0.01, 1.0], 1
     if not args.data:
         ap.error("give --data or set BSVM_DATA")
     from liblinear import liblinear as ll

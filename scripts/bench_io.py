@@ -10,7 +10,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--datasets", default="mnist,ijcnn1,a9a,sector.scale")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="ijcnn1 and a9a, 1 repeat")
     args = parser.parse_args()
+    if args.quick:
+        args.datasets, args.repeats = "ijcnn1,a9a", 1
     from sklearn.datasets import load_svmlight_file
 
     from budgetsvm.io import read_problem

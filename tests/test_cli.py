@@ -191,3 +191,18 @@ def test_bad_test_file_leaves_no_prediction_file(tmp_path):
     assert_one_line_error(run("bsvm-predict", test, model, out), 1,
                           startswith=f"{test}:101: value is not a number")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m", "test"]
+
+
+def test_liblinear_predict_agrees_with_exported_model(tmp_path):
+    liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+    model = tmp_path / "a9a.liblinear"
+    result = run("bsvm-train", "-s", "dcd", "-c", "1", "-B", "1", "-q", "--format", "liblinear",
+                 DATA / "a9a.xz", model)
+    assert result.returncode == 0, result.stderr.decode()
+    ours = tmp_path / "ours"
+    assert run("bsvm-predict", "-q", DATA / "a9a.t.xz", model, ours).returncode == 0
+    plain = tmp_path / "a9a.t"
+    plain.write_bytes(__import__("lzma").open(DATA / "a9a.t.xz").read())
+    y, x = liblinearutil.svm_read_problem(str(plain))
+    theirs, _, _ = liblinearutil.predict(y, x, liblinearutil.load_model(str(model)), "-q")
+    np.testing.assert_array_equal(np.loadtxt(ours), theirs)

@@ -145,7 +145,8 @@ def command(folds, quiet, model_format, zero_based, training_file, model_file,
         for label in small_classes(y, folds):
             info(f"warning: class {label:g} has fewer rows than the {folds} folds", quiet)
         with task_progress(f"{folds}-fold cross validation", total=folds, quiet=quiet) as update:
-            predicted = cross_validation(X, y, params, folds)
+            predicted = cross_validation(X, y, params, folds,
+                                         on_fold=lambda f: update(completed=f + 1))
         accuracy = 100.0 * np.mean(predicted == y)
         click.echo("Cross Validation Accuracy = %g%%" % accuracy)
         return
