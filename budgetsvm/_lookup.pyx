@@ -1,0 +1,247 @@
+"""Lookup merging (ALGORITHMS.md §2) and the canonical golden-section searches of §1.5.3.
+
+The interface for other Cython modules is budgetsvm/_lookup.pxd. This module holds
+
+* ``merge_gss`` / ``gss_merge_h`` / ``robust_merge_h``: the GSS for the merge position h,
+  the runtime [0,1] scan and the robust half-interval variant;
+* the two tables WD(m,κ) (401×401) and the folded H(m,κ) for m ∈ [½,1] (201×401), computed
+  at every node with the robust GSS at ε = 1e-10, lazily, once per process (``get_tables``);
+* vectorised Python wrappers, for tests and diagnostics.
+"""
+import time
+
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport exp, log
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    /* (sqrt(5) - 1) / 2, the golden-section ratio */
+    #define BSVM_LOOKUP_RHO 0.6180339887498948482
+    /* tolerance of the table precomputation (ALGORITHMS.md §0.6) */
+    #define BSVM_LOOKUP_TABLE_EPS 1e-10
+    """
+    double RHO "BSVM_LOOKUP_RHO"
+    double TABLE_EPS "BSVM_LOOKUP_TABLE_EPS"
+
+GRID_INTERVALS = LOOKUP_INTERVALS
+TABLE_EPS_VALUE = TABLE_EPS
+
+
+# ---------------------------------------------------------------------------------------------
+# Golden-section search
+# ---------------------------------------------------------------------------------------------
+
+cdef inline double _s_log(double m, double logk, double h) noexcept nogil:
+    # s_{m,κ}(h) with κ = exp(logk)
+    return m * exp(logk * (1.0 - h) * (1.0 - h)) + (1.0 - m) * exp(logk * h * h)
+
+
+cdef double merge_gss(double m, double logk, double lo, double hi, double eps,
+                      int* iters) noexcept nogil:
+    cdef double a = lo, b = hi
+    cdef double p = b - RHO * (b - a), q = a + RHO * (b - a)
+    cdef double Fp = _s_log(m, logk, p), Fq = _s_log(m, logk, q)
+    cdef int it = 0
+    while b - a >= eps:
+        if Fp >= Fq:
+            b = q
+            q = p
+            Fq = Fp
+            p = b - RHO * (b - a)
+            Fp = _s_log(m, logk, p)
+        else:
+            a = p
+            p = q
+            Fp = Fq
+            q = a + RHO * (b - a)
+            Fq = _s_log(m, logk, q)
+        it += 1
+    if iters != NULL:
+        iters[0] = it
+    return 0.5 * (a + b)
+
+
+cdef inline double _clamp01(double m) noexcept nogil:
+    if not (m > 0.0):                  # also NaN
+        return 0.0
+    return 1.0 if m > 1.0 else m
+
+
+cdef double gss_merge_h(double m, double kappa, double eps) noexcept nogil:
+    m = _clamp01(m)
+    if kappa >= 1.0:
+        return 0.5                     # identical points: s is constant, take ½
+    if not (kappa > 0.0):
+        return 1.0 if m >= 0.5 else 0.0   # κ = 0: keep the larger point (removal)
+    return merge_gss(m, log(kappa), 0.0, 1.0, eps, NULL)
+
+
+cdef double robust_merge_h(double m, double kappa, double eps) noexcept nogil:
+    m = _clamp01(m)
+    if kappa >= 1.0:
+        return 0.5
+    if not (kappa > 0.0):
+        return 1.0 if m >= 0.5 else 0.0
+    # s(h) − s(1−h) = (2m−1)(κ^((1−h)²) − κ^(h²)): the global maximum lies in the half on the
+    # side of the larger weight, and s is unimodal on each half.
+    if m >= 0.5:
+        return merge_gss(m, log(kappa), 0.5, 1.0, eps, NULL)
+    return merge_gss(m, log(kappa), 0.0, 0.5, eps, NULL)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------------------------
+
+cdef void _build(double* wd, double* hf) noexcept nogil:
+    """The folded H (rows m = ½..1) by the robust GSS at ε = 1e-10 at every node, WD from it.
+
+    WD rows m < ½ are the mirror images WD(m,κ) = WD(1−m,κ) (Lemma 1's symmetry, exact in
+    arithmetic): 80,601 searches instead of 161,201. tests/test_lookup.py checks the mirrored
+    rows against independent searches at m < ½ (on [0,½]) and a dense h-grid.
+    """
+    cdef Py_ssize_t i, j, half = LOOKUP_INTERVALS // 2
+    cdef double m, kappa, h
+    for i in range(half, LOOKUP_NODES):
+        m = <double>i / LOOKUP_INTERVALS
+        for j in range(LOOKUP_NODES):
+            kappa = <double>j / LOOKUP_INTERVALS
+            if j == LOOKUP_INTERVALS:
+                # κ = 1: every h is optimal and WD = 0. The folded table stores the limit
+                # h → m (κ → 1⁻) rather than ½, so the last κ-cell interpolates continuously.
+                hf[(i - half) * LOOKUP_NODES + j] = m
+                wd[i * LOOKUP_NODES + j] = 0.0
+            else:
+                h = robust_merge_h(m, kappa, TABLE_EPS)
+                hf[(i - half) * LOOKUP_NODES + j] = h
+                wd[i * LOOKUP_NODES + j] = merge_wd(m, kappa, h)
+    for i in range(half):
+        for j in range(LOOKUP_NODES):
+            wd[i * LOOKUP_NODES + j] = wd[(LOOKUP_INTERVALS - i) * LOOKUP_NODES + j]
+
+
+cdef class MergeLookup:
+    """The two merge tables of §2.3 (read-only numpy arrays) and their interpolation."""
+
+    def __cinit__(self):
+        t0 = time.perf_counter()
+        c0 = time.process_time()
+        wd = np.empty((LOOKUP_NODES, LOOKUP_NODES), dtype=np.float64)
+        hf = np.empty((LOOKUP_HALF_NODES, LOOKUP_NODES), dtype=np.float64)
+        cdef double* pwd = <double*>cnp.PyArray_DATA(wd)
+        cdef double* phf = <double*>cnp.PyArray_DATA(hf)
+        # Built with the GIL held: a concurrent first call waits instead of building twice.
+        _build(pwd, phf)
+        wd.flags.writeable = False
+        hf.flags.writeable = False
+        self.wd_table = wd
+        self.h_table = hf
+        self.tables.wd = pwd
+        self.tables.h_folded = phf
+        self.build_seconds = time.perf_counter() - t0
+        self.build_cpu_seconds = time.process_time() - c0
+
+    # For tests.
+    def wd(self, m, kappa):
+        """Lookup-WD: interpolated normalised WD(m, κ), broadcast over arrays."""
+        return _vectorised(_OP_LOOKUP_WD, m, kappa, 0.0, &self.tables)
+
+    # For tests.
+    def h(self, m, kappa):
+        """Lookup-h: interpolated h(m, κ) from the folded table, broadcast over arrays."""
+        return _vectorised(_OP_LOOKUP_H, m, kappa, 0.0, &self.tables)
+
+    def __repr__(self):
+        return (f"<MergeLookup {LOOKUP_NODES}x{LOOKUP_NODES} WD, {LOOKUP_HALF_NODES}x"
+                f"{LOOKUP_NODES} folded h, built in {self.build_seconds:.3f} s "
+                f"({self.build_cpu_seconds:.3f} s CPU)>")
+
+
+cdef MergeLookup _TABLES = None
+
+
+def get_tables():
+    """The merge tables of this process (built on first call, then cached)."""
+    global _TABLES
+    if _TABLES is None:
+        _TABLES = MergeLookup()
+    return _TABLES
+
+
+cdef const MergeTables* merge_tables() except NULL:
+    cdef MergeLookup t = get_tables()
+    return &t.tables
+
+
+# ---------------------------------------------------------------------------------------------
+# Vectorised wrappers (for tests and diagnostics)
+# ---------------------------------------------------------------------------------------------
+
+cdef enum:
+    _OP_LOOKUP_WD = 0
+    _OP_LOOKUP_H = 1
+    _OP_GSS_H = 2
+    _OP_ROBUST_H = 3
+
+
+cdef object _vectorised(int op, m, kappa, double eps, const MergeTables* t):
+    scalar = np.ndim(m) == 0 and np.ndim(kappa) == 0
+    mb, kb = np.broadcast_arrays(np.asarray(m, dtype=np.float64),
+                                 np.asarray(kappa, dtype=np.float64))
+    cdef double[::1] mm = np.ascontiguousarray(mb).ravel()
+    cdef double[::1] kk = np.ascontiguousarray(kb).ravel()
+    out = np.empty(mm.shape[0], dtype=np.float64)
+    cdef double[::1] o = out
+    cdef Py_ssize_t k, n = mm.shape[0]
+    with nogil:
+        for k in range(n):
+            if op == _OP_LOOKUP_WD:
+                o[k] = lookup_wd(t, mm[k], kk[k])
+            elif op == _OP_LOOKUP_H:
+                o[k] = lookup_h(t, mm[k], kk[k])
+            elif op == _OP_GSS_H:
+                o[k] = gss_merge_h(mm[k], kk[k], eps)
+            else:
+                o[k] = robust_merge_h(mm[k], kk[k], eps)
+    return float(out[0]) if scalar else out.reshape(mb.shape)
+
+
+# For tests.
+def gss_h(m, kappa, double eps=0.01):
+    """h by GSS on [0,1] (the runtime 'gss' scan at eps = 0.01), broadcast over arrays."""
+    return _vectorised(_OP_GSS_H, m, kappa, eps, NULL)
+
+
+# For tests.
+def robust_h(m, kappa, double eps=1e-10):
+    """h by the robust half-interval GSS ('gss-precise' at 1e-10), broadcast over arrays."""
+    return _vectorised(_OP_ROBUST_H, m, kappa, eps, NULL)
+
+
+# For tests.
+def gss_max(double m, double kappa, double lo=0.0, double hi=1.0, double eps=0.01):
+    """The plain GSS of §1.5.3 for s_{m,κ} on [lo, hi] (κ ∈ (0,1)): returns (h, iterations)."""
+    if not (0.0 < kappa < 1.0):
+        raise ValueError("gss_max needs 0 < kappa < 1 (degenerate cases: gss_h, robust_h)")
+    cdef int iters = 0
+    h = merge_gss(m, log(kappa), lo, hi, eps, &iters)
+    return h, iters
+
+
+# For tests.
+def merge_wd_normalised(m, kappa, h):
+    """m² + (1−m)² + 2m(1−m)κ − s_{m,κ}(h)², broadcast over arrays."""
+    m, kappa, h = (np.asarray(v, dtype=np.float64) for v in (m, kappa, h))
+    s = m * np.power(kappa, (1.0 - h) ** 2) + (1.0 - m) * np.power(kappa, h * h)
+    out = m * m + (1.0 - m) ** 2 + 2.0 * m * (1.0 - m) * kappa - s * s
+    return float(out) if out.ndim == 0 else out
+
+
+# For tests.
+def merge_s_value(double m, double kappa, double h):
+    """s_{m,κ}(h) through the compiled closed form."""
+    return merge_s(m, kappa, h)
