@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_io import MALFORMED
+from corpus import MALFORMED
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent

@@ -9,6 +9,7 @@ import pytest
 
 from budgetsvm.errors import DataFormatError
 from budgetsvm.io import iter_problem_chunks, read_problem, write_problem
+from corpus import MALFORMED
 
 
 def write(tmp_path, text, name="data.txt"):
@@ -89,33 +90,6 @@ def test_matches_scikit_learn_reader(repo_data, tmp_path):
     X, y = read_problem(str(repo_data / "heart_scale.xz"))
     X2, y2 = sklearn_datasets.load_svmlight_file(str(plain))
     assert (X != X2).nnz == 0 and np.array_equal(y, y2)
-
-
-# Every malformed-line kind: (content, line number, words the message must contain).
-MALFORMED = {
-    "label_not_number": ("1 1:1\nabc 1:1\n", 2, "label is not a number: 'abc'"),
-    "label_nan": ("nan 1:1\n", 1, "label is not finite"),
-    "label_inf": ("1 1:1\n-inf 1:2\n", 2, "label is not finite"),
-    "label_hex": ("0x1 1:1\n", 1, "label is not a number"),
-    "value_not_number": ("1 1:abc\n", 1, "value is not a number: '1:abc'"),
-    "value_nan": ("1 1:1\n1 1:nan\n", 2, "value is not finite"),
-    "value_inf": ("1 2:inf\n", 1, "value is not finite"),
-    "value_empty": ("1 2:\n", 1, "value is not a number"),
-    "index_zero": ("1 0:1\n", 1, "index must be >= 1"),
-    "index_negative": ("1 -3:1\n", 1, "index must be >= 1"),
-    "index_not_integer": ("1 1.5:1\n", 1, "index is not an integer"),
-    "index_word": ("1 a:1\n", 1, "index is not an integer"),
-    "missing_colon": ("1 1:1\n-1 3 4:1\n", 2, "missing ':'"),
-    "descending": ("1 3:1 2:1\n", 1, "strictly ascending: '2:1' after index 3"),
-    "repeated": ("1 1:1\n1\n1 2:1 2:3\n", 3, "strictly ascending: '2:3' after index 2"),
-    "absurd_index": ("1 2147483648:1\n", 1, "index too large"),
-    "huge_index": ("1 99999999999999999999999:1\n", 1, "index too large"),
-    "bad_qid": ("1 qid:x 1:1\n", 1, "qid must be"),
-    "binary_garbage": (b"\x00\x01\x02\xff\n", 1, "label is not a number"),
-    "utf8_bom": (b"\xef\xbb\xbf1 1:1\n", 1, "byte order mark"),
-    "latin1": ("1 1:1\n1 1:\xe9\n".encode("latin-1"), 2, "value is not a number"),
-    "label_with_colon": ("1:1 2:1\n", 1, "label is not a number"),
-}
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))

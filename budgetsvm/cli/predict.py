@@ -3,6 +3,7 @@ import click
 
 from budgetsvm import io, model_io
 from budgetsvm.cli.common import run
+from budgetsvm.errors import DataFormatError
 from budgetsvm.fileio import atomic_output
 from budgetsvm.labels import format_label
 from budgetsvm.progress import task_progress
@@ -35,6 +36,9 @@ def command(probability, quiet, zero_based, test_file, model_file, output_file):
             correct += int((predicted == y).sum())
             total += len(y)
             update(completed=total, info=f"{total} rows")
+        if total == 0:
+            raise DataFormatError(test_file, None, "no data (the file is empty or has only "
+                                  "comments)")
     if not quiet:
         accuracy = 100.0 * correct / total if total else 0.0
         click.echo("Accuracy = %g%% (%d/%d) (classification)" % (accuracy, correct, total),
