@@ -23,6 +23,11 @@ def _solver_function(name):
                          "use -s dcd")
 
 
+def check_solver(name):
+    """Raise the ParameterError train() would raise if solver `name` is not in this build."""
+    _solver_function(name)
+
+
 def train(X, y, params: TrainParams, callback=None):
     """Train a model on CSR X (n × d) and labels y with the solver named in params."""
     check_params(params)

@@ -1,16 +1,234 @@
-"""bsvm-grid: cross-validated grid search over C and gamma (placeholder until its issue lands)."""
+"""bsvm-grid [grid options] [bsvm-train options] training_file — LIBSVM tools/grid.py conventions.
+
+Grid options are parsed here by hand (grid.py's syntax: single-dash words, ``-log2c -5,15,2``
+with negative numbers, ``-resume`` with an optional path); everything else is handed to
+bsvm-train's own training-option parser, so a pass-through option means exactly what it means
+there. The search itself is budgetsvm.grid.run_grid. See docs/GRID.md.
+"""
+import contextlib
+import os
+import sys
+
 import click
 
+from budgetsvm import grid
 from budgetsvm.cli.common import run
+from budgetsvm.errors import ParameterError
+from budgetsvm.progress import task_progress
+
+USAGE = """\
+Usage: bsvm-grid [grid options] [bsvm-train options] training_file
+
+Cross-validated grid search over C and gamma (LIBSVM tools/grid.py conventions).
+
+Grid options:
+  -log2c {begin,end,step | null}  range of log2 C (default -5,15,2); null: do not search C
+  -log2g {begin,end,step | null}  range of log2 gamma (default 3,-15,-2); null: bsvm-train's
+                                  default gamma. Linear solvers (dcd, acf, ww) search C only.
+  -v n                 n-fold cross validation, stratified and seeded by --seed (default 5)
+  -out {path | null}   result file, one line per point (default <dataset basename>.out)
+  -png path            contour plot of the accuracy over log2 C x log2 gamma (matplotlib)
+  -resume [path]       reuse the points of an earlier result file (default <dataset>.out);
+                       only for the same data, folds and training options
+  --budget B1,B2,...   budgeted solvers: search these budgets too (adds budget=<B> to the
+                       lines); a single value is bsvm-train's --budget
+  -j N, --jobs N       local worker processes (default: number of cores)
+  --scheduler tcp://HOST:PORT
+                       run the points on a Dask distributed cluster instead
+  --shared-path        with --scheduler: workers read training_file at the same path
+                       themselves (default: the data are scattered to them)
+  --retries N          with --scheduler or -j: retries of a failed task (default 2)
+  --connect-timeout S  seconds to wait for the scheduler (default 10)
+  --zero-based         read 0-based feature indices
+  -q                   quiet: no progress bar or warnings (stdout lines are kept)
+  --help               show this message
+
+bsvm-train options (all except -c, -g, -v, -q and the model file) pass through, e.g.
+  -s dcd, -t 2, -B 1, --epochs 10, -w1 2, --seed 3; see bsvm-train --help.
+
+Stdout: one line per point `[worker] <log2c> <log2g> <rate> (best c=<C>, g=<g>, rate=<r>)`,
+then `best log2c=<x> log2g=<y> rate=<r>` and grid.py's last line `<C> <gamma> <rate>`.
+"""
+
+_GRID_WITH_VALUE = {"-log2c", "-log2g", "-v", "-out", "-png", "-gnuplot", "-svmtrain", "-j",
+                    "--jobs", "--scheduler", "--retries", "--connect-timeout", "--budget"}
+_METAVAR = "[grid options] [bsvm-train options]"
+_GRID_FLAGS = {"--shared-path", "--zero-based", "-q"}
 
 
-@click.command(context_settings={"help_option_names": ["--help"],
-                                 "ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def _int(option, text, minimum):
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{option}: expected an integer, got {text!r}") from None
+    if value < minimum:
+        raise ParameterError(f"{option}: must be >= {minimum}, got {value}")
+    return value
+
+
+def _budgets(text):
+    values = [_int("--budget", part.strip(), 1) for part in text.split(",") if part.strip()]
+    if not values:
+        raise ParameterError(f"--budget: expected a comma-separated list of budgets, got {text!r}")
+    return values
+
+
+def split_arguments(argv):
+    """(grid option dict, pass-through argv, dataset) from bsvm-grid's argv."""
+    argv = list(argv)
+    if not argv:
+        raise click.UsageError("give a training file (bsvm-grid --help for the options)")
+    dataset = argv[-1]
+    if dataset.startswith("-") and dataset != "-":
+        raise click.UsageError(f"the training file must come last, got option {dataset!r}")
+    options = argv[:-1]
+    found = {}
+    passthrough = []
+    i = 0
+    while i < len(options):
+        arg = options[i]
+        name, eq, glued = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name in ("-c", "-g") or (arg[:2] in ("-c", "-g") and arg[2:3].isdigit()):
+            raise ParameterError("Use -log2c and -log2g.")
+        if name == "-resume":
+            if i + 1 < len(options) and not options[i + 1].startswith("-"):
+                found["-resume"] = options[i + 1]
+                i += 1
+            else:
+                found["-resume"] = ""          # the default: <dataset basename>.out
+        elif name in _GRID_WITH_VALUE:
+            if eq:
+                value = glued
+            elif i + 1 < len(options):
+                value = options[i + 1]
+                i += 1
+            else:
+                raise ParameterError(f"{name} needs a value")
+            if name == "--budget":
+                budgets = _budgets(value)
+                if len(budgets) == 1:          # a single budget: bsvm-train's --budget
+                    passthrough += ["--budget", str(budgets[0])]
+                else:
+                    found[name] = budgets
+            else:
+                found[name] = value
+        elif name in _GRID_FLAGS:
+            found[name] = True
+        else:
+            passthrough.append(arg)
+        i += 1
+    return found, passthrough, dataset
+
+
+def _training_parser():
+    from budgetsvm.cli.train import training_options
+
+    @click.command(name="bsvm-grid", add_help_option=False, options_metavar=_METAVAR)
+    @training_options
+    def passthrough(**options):
+        return options
+    return passthrough
+
+
+def training_params(passthrough):
+    """TrainParams from pass-through bsvm-train options (bsvm-train's own parser and checks)."""
+    from budgetsvm.cli.train import params_from_options
+    command = _training_parser()
+    with command.make_context("bsvm-grid", list(passthrough)) as ctx:
+        options = dict(ctx.params)
+    if options.get("solver") is None:
+        options.pop("solver", None)            # bsvm-train's default solver
+    if options.get("cache_mb") is not None:
+        options["cache_mb"] = None             # no kernel cache: nothing to pass on
+    return params_from_options(options)
+
+
+def parse_arguments(argv):
+    """GridOptions from bsvm-grid's argv (grid options, bsvm-train options, training file)."""
+    found, passthrough, dataset = split_arguments(argv)
+    params = training_params(passthrough)
+    title = "stdin" if dataset == "-" else os.path.basename(dataset)
+    options = grid.GridOptions(dataset=dataset, params=params)
+    if "-log2c" in found:
+        options.c_range = grid.parse_range(found["-log2c"], "-log2c")
+    if "-log2g" in found:
+        options.g_range = grid.parse_range(found["-log2g"], "-log2g")
+        options.g_given = options.g_range is not None
+    if "-v" in found:
+        options.fold = _int("-v", found["-v"], 2)
+    out = found.get("-out", f"{title}.out")
+    options.out = None if out == "null" else out
+    options.png = found.get("-png")
+    if "-resume" in found:
+        options.resume = found["-resume"] or f"{title}.out"
+        if not os.path.exists(options.resume):
+            raise ParameterError(f"-resume: file for resumption not found: {options.resume}")
+    options.budgets = found.get("--budget")
+    if "-j" in found or "--jobs" in found:
+        options.jobs = _int("-j", found.get("-j", found.get("--jobs")), 1)
+    options.scheduler = found.get("--scheduler")
+    options.shared_path = bool(found.get("--shared-path"))
+    if options.shared_path and not options.scheduler:
+        raise ParameterError("--shared-path is a --scheduler option")
+    if "--retries" in found:
+        options.retries = _int("--retries", found["--retries"], 0)
+    if "--connect-timeout" in found:
+        try:
+            options.connect_timeout = float(found["--connect-timeout"])
+        except ValueError:
+            options.connect_timeout = -1.0
+        if not options.connect_timeout > 0:
+            raise ParameterError("--connect-timeout must be a positive number of seconds")
+    options.zero_based = bool(found.get("--zero-based"))
+    options.quiet = bool(found.get("-q"))
+    notices = []
+    if "-svmtrain" in found:
+        notices.append("notice: -svmtrain is ignored: bsvm-grid trains in-process")
+    if found.get("-gnuplot", "null") != "null":
+        notices.append("notice: -gnuplot is ignored: use -png FILE for a matplotlib contour plot")
+    options.notices = notices
+    return options
+
+
+@click.command(context_settings={"help_option_names": [], "ignore_unknown_options": True,
+                                 "allow_interspersed_args": False},
+               add_help_option=False, options_metavar=_METAVAR)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="training_file")
 def command(args):
-    """Grid search over C and gamma (not yet available in this version)."""
-    raise click.UsageError("bsvm-grid is not yet available in this version; "
-                           "use bsvm-train -v FOLDS for one point")
+    """Cross-validated grid search over C and gamma (see bsvm-grid --help)."""
+    if not args:
+        raise click.UsageError("give a training file (bsvm-grid --help for the options)")
+    if "--help" in args:
+        click.echo(USAGE, nl=False)
+        return
+    options = parse_arguments(args)
+    quiet = options.quiet
+
+    def warn(line):
+        if not quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    for line in options.notices:
+        warn(line)
+    real_stdout = sys.stdout
+
+    def emit(line):
+        if real_stdout.isatty():
+            print(line, flush=True)        # through rich's redirection while the bar shows
+        else:
+            real_stdout.write(line + "\n")
+            real_stdout.flush()
+
+    with contextlib.ExitStack() as stack:
+        state = {}
+
+        def progress(done, total, info):
+            if "update" not in state:
+                state["update"] = stack.enter_context(
+                    task_progress(f"grid search, {total} points", total=total, quiet=quiet))
+            state["update"](completed=done, info=info)
+
+        grid.run_grid(options, emit=emit, warn=warn, progress=progress)
 
 
 def main(argv=None):

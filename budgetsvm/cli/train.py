@@ -106,6 +106,8 @@ def training_options(function):
 def params_from_options(options):
     """TrainParams from the parsed training options (a dict of the names declared above)."""
     o = dict(options)
+    if o.get("solver") is None:
+        o.pop("solver", None)        # TrainParams' default solver
     weights = {label: w for label, w in o.pop("class_weights", ())}
     shrinking = o.pop("shrinking", "1") == "1"
     o.pop("cache_mb", None)

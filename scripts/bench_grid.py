@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Benchmark of bsvm-grid (issue 7).
+
+1. Wall time of the same grid with ``-j 1`` and ``-j 2`` and the speed-up (target >= 1.7x on
+   2 cores); the two result files must hold the same lines.
+   * kernel solvers (BSGD, BSCA) on a9a at ``--budget 100``, log2c -5..15 step 2,
+     log2g -15..3 step 2, 5 folds (the issue's setting);
+   * while only the linear solver exists: a dcd C-grid on a9a (log2c -5..15 step 2, 5 folds).
+2. The best point against LIBSVM's grid search for the exact SVM on a subset of a9a
+   (libsvm-official, same grid, 5-fold CV, grid.py's best-point rule).
+
+    .venv/bin/python scripts/bench_grid.py                 # everything available in this build
+    .venv/bin/python scripts/bench_grid.py --solvers dcd   # the linear C-grid only
+    .venv/bin/python scripts/bench_grid.py --quick         # a smaller grid, for a smoke test
+    .venv/bin/python scripts/bench_grid.py --simulate      # + load-independent ideal speed-up
+"""
+import argparse
+import lzma
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+A9A = REPO / "data" / "a9a.xz"
+
+
+def grid_command():
+    exe = Path(sys.executable).parent / "bsvm-grid"
+    if exe.exists():
+        return [str(exe)]
+    return [sys.executable, "-c", "from budgetsvm.cli.grid import main; main()"]
+
+
+def available(solver):
+    from budgetsvm.errors import ParameterError
+    from budgetsvm.train import _solver_function
+    try:
+        _solver_function(solver)
+        return True
+    except ParameterError:
+        return False
+
+
+def run_grid(args, data, out, jobs):
+    cmd = grid_command() + [str(a) for a in args] + ["-j", str(jobs), "-q", "-out", str(out),
+                                                     str(data)]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return seconds, proc.stdout.splitlines()
+
+
+def speedup(label, args, data, workdir):
+    print(f"== {label}: bsvm-grid {' '.join(map(str, args))} {data.name}", flush=True)
+    times, lines = {}, {}
+    for jobs in (1, 2):
+        out = workdir / f"{label}-j{jobs}.out"
+        times[jobs], stdout = run_grid(args, data, out, jobs)
+        lines[jobs] = sorted(out.read_text().splitlines())
+        print(f"   -j {jobs}: {times[jobs]:8.1f} s   {stdout[-2]}", flush=True)
+    same = lines[1] == lines[2]
+    print(f"   speed-up -j1/-j2: {times[1] / times[2]:.2f}x   "
+          f"(points: {len(lines[1])}, same result lines: {same})", flush=True)
+    return times[1] / times[2], same
+
+
+def simulated_speedup(label, args, data, workers=2):
+    """Load-independent check: CPU time of every task (one fold of one point) measured in this
+    process, then the -j 1 / -j N ratio of a greedy dispatch in job order (what the pool does).
+    Useful on a shared machine, where wall-clock times measure the other users too."""
+    from budgetsvm import grid
+    from budgetsvm.cli.grid import parse_arguments
+    from budgetsvm.io import read_problem
+    from budgetsvm.train import stratified_folds
+    options = parse_arguments([str(a) for a in args] + ["-out", "null", str(data)])
+    X, y = read_problem(str(data))
+    fold_of_row = stratified_folds(y, options.fold, options.params.seed)
+    c_range, g_range, budgets, _ = grid.searched_dimensions(options)
+    times = []
+    for point in grid.job_points(c_range, g_range, budgets):
+        params = grid.point_params(options.params, point)
+        for fold in range(options.fold):
+            start = time.process_time()
+            grid.fold_correct(X, y, fold_of_row, params, fold)
+            times.append(time.process_time() - start)
+    busy = [0.0] * workers
+    for t in times:
+        busy[busy.index(min(busy))] += t
+    ratio = sum(times) / max(busy)
+    print(f"   {label}: task CPU time {sum(times):.1f} s in {len(times)} tasks; greedy dispatch "
+          f"on {workers} workers: makespan {max(busy):.1f} s, ideal speed-up {ratio:.2f}x",
+          flush=True)
+    return ratio
+
+
+def subset_file(rows, workdir):
+    path = workdir / f"a9a-{rows}"
+    with lzma.open(A9A, "rt") as src, open(path, "w") as dst:
+        for i, line in enumerate(src):
+            if i >= rows:
+                break
+            dst.write(line)
+    return path
+
+
+def frange(begin, end, step):
+    from budgetsvm.grid import range_f
+    return range_f(begin, end, step)
+
+
+def libsvm_grid(path, c_range, g_range, folds):
+    """LIBSVM's exact SVM on the same grid (grid.py's order and best-point rule)."""
+    from libsvm.svmutil import svm_read_problem, svm_train
+
+    from budgetsvm import grid
+    y, x = svm_read_problem(str(path))
+    order = grid.job_points(c_range, g_range)
+    results = {}
+    for point in order:
+        rate = svm_train(y, x, f"-c {2.0 ** point.log2c} -g {2.0 ** point.log2g} "
+                               f"-v {folds} -q")
+        results[point] = float("%g" % rate)
+    return grid.select_best(results, order), results
+
+
+def compare_with_libsvm(solver, rows, c_args, g_args, folds, workdir):
+    from budgetsvm import grid
+    data = subset_file(rows, workdir)
+    c_range, g_range = grid.parse_range(c_args), grid.parse_range(g_args)
+    print(f"== best point vs LIBSVM (exact SVM, C-SVC RBF) on the first {rows} rows of a9a",
+          flush=True)
+    start = time.perf_counter()
+    (lib_point, lib_rate), _ = libsvm_grid(data, c_range, g_range, folds)
+    lib_seconds = time.perf_counter() - start
+    out = workdir / f"{solver}-subset.out"
+    seconds, stdout = run_grid(["-s", solver, "--budget", 100, "-log2c", c_args,
+                                "-log2g", g_args, "-v", folds], data, out, 2)
+    ours = grid.read_results(out)
+    ours_best = grid.select_best(ours, grid.job_points(c_range, g_range))
+    print(f"   LIBSVM  : {grid.format_result(lib_point, lib_rate)}   ({lib_seconds:.1f} s, 1 core)")
+    print(f"   {solver:8s}: {grid.format_result(*ours_best)}   ({seconds:.1f} s, -j 2)")
+    at_lib = ours.get(lib_point)
+    if at_lib is not None:
+        print(f"   {solver} at LIBSVM's best point: rate={at_lib!r} "
+              f"(difference {lib_rate - at_lib:+.4f} points)", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--solvers", default="bsgd,bsca,dcd",
+                        help="comma-separated; solvers missing from this build are skipped")
+    parser.add_argument("--budget", type=int, default=100)
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--subset", type=int, default=2000,
+                        help="rows of a9a for the LIBSVM comparison (0: skip it)")
+    parser.add_argument("--simulate", action="store_true",
+                        help="also measure task CPU times and the ideal -j 2 speed-up "
+                             "(meaningful on a loaded machine)")
+    parser.add_argument("--quick", action="store_true",
+                        help="log2c -5..15 step 4, log2g -15..3 step 6: a smoke test")
+    args = parser.parse_args()
+    c_args = "-5,15,4" if args.quick else "-5,15,2"
+    g_args = "3,-15,-6" if args.quick else "3,-15,-2"
+    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench_grid_") as tmp:
+        workdir = Path(tmp)
+        kernel_done = False
+        for solver in args.solvers.split(","):
+            if not available(solver):
+                print(f"== {solver}: not available in this build, skipped", flush=True)
+                continue
+            if solver in ("bsgd", "bsca"):
+                grid_args = ["-s", solver, "--budget", args.budget, "-log2c", c_args,
+                             "-log2g", g_args, "-v", args.folds]
+                speedup(solver, grid_args, A9A, workdir)
+                if args.simulate:
+                    simulated_speedup(solver, grid_args, A9A)
+                if args.subset and not kernel_done:
+                    compare_with_libsvm(solver, args.subset, c_args, g_args, args.folds,
+                                        workdir)
+                kernel_done = True
+            else:
+                grid_args = ["-s", solver, "-log2c", c_args, "-v", args.folds]
+                speedup(solver, grid_args, A9A, workdir)
+                if args.simulate:
+                    simulated_speedup(solver, grid_args, A9A)
+
+
+if __name__ == "__main__":
+    main()

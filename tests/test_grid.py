@@ -1,0 +1,409 @@
+"""bsvm-grid (issue 7): grid.py's job order and file format, CV accuracy against an independent
+computation, resume, local worker processes, Dask, plots and one-line errors."""
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from budgetsvm import grid
+from budgetsvm.cli.grid import main, parse_arguments
+from budgetsvm.errors import ParameterError
+from budgetsvm.io import read_problem
+from budgetsvm.params import TrainParams
+from budgetsvm.train import cross_validation, stratified_folds, train
+
+REPO = Path(__file__).resolve().parent.parent
+HEART = REPO / "data" / "heart_scale.xz"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def heart():
+    return read_problem(str(HEART))
+
+
+def run_cli(argv, capsys):
+    """bsvm-grid in this process: (exit status, stdout lines, stderr text)."""
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return exc.value.code, captured.out.splitlines(), captured.err
+
+
+def run_subprocess(argv, timeout=60):
+    exe = BIN / "bsvm-grid"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-c",
+                                            "from budgetsvm.cli.grid import main; main()"]
+    return subprocess.run(cmd + [str(a) for a in argv], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def out_lines(path):
+    return sorted(Path(path).read_text().splitlines())
+
+
+def kernel_solver_or_skip():
+    """bsgd if this build has it, else skip (the lead removes the skip when BSGD lands)."""
+    from budgetsvm.train import _solver_function
+    try:
+        _solver_function("bsgd")
+    except ParameterError as exc:
+        pytest.skip(f"needs a kernel solver: {exc}")
+    return "bsgd"
+
+
+# ---------------------------------------------------------------------------------------------
+# grid.py's ranges and job order, checked by hand
+
+def test_range_f_matches_grid_py():
+    assert grid.range_f(-5, 15, 2) == [-5, -3, -1, 1, 3, 5, 7, 9, 11, 13, 15]
+    assert grid.range_f(3, -15, -2) == [3, 1, -1, -3, -5, -7, -9, -11, -13, -15]
+    assert grid.range_f(0, 1, 0.25) == [0, 0.25, 0.5, 0.75, 1]
+    assert grid.range_f(-1, 1, 0.1)[-1] == 1            # no float drift drops the end point
+    assert grid.range_f(0, 5, 2) == [0, 2, 4]
+
+
+def test_permute_sequence_by_hand():
+    assert grid.permute_sequence([0, 1, 2, 3, 4, 5, 6]) == [3, 1, 5, 0, 4, 2, 6]
+    # grid.py's default C range: midpoint 5, then -1 and 11, ...
+    assert grid.permute_sequence(grid.range_f(-5, 15, 2)) == \
+        [5, -1, 11, -3, 9, 3, 15, -5, 7, 1, 13]
+    assert grid.permute_sequence([1]) == [1]
+    assert grid.permute_sequence([]) == []
+
+
+def test_calculate_jobs_interleaves_rows_and_columns_by_hand():
+    # c: [-1, 0, 1] -> [0, -1, 1]; g: [1, 0, -1] -> [0, 1, -1]
+    jobs = grid.calculate_jobs((-1, 1, 1), (1, -1, -1))
+    assert jobs == [[], [(0, 0)], [(0, 1)], [(-1, 0), (-1, 1)], [(0, -1), (-1, -1)],
+                    [(1, 0), (1, 1), (1, -1)]]
+    points = grid.job_points((-1, 1, 1), (1, -1, -1), [100, 200])
+    assert [(p.log2c, p.log2g, p.budget) for p in points[:4]] == \
+        [(0, 0, 100), (0, 0, 200), (0, 1, 100), (0, 1, 200)]
+    assert len(points) == 18 and len(set(points)) == 18
+
+
+def test_calculate_jobs_one_dimension():
+    assert [p.log2c for p in grid.job_points((-5, 15, 2), None)] == \
+        [5, -1, 11, -3, 9, 3, 15, -5, 7, 1, 13]
+    assert all(p.log2g is None and p.budget is None for p in grid.job_points((-5, 15, 2), None))
+    assert [p.log2g for p in grid.job_points(None, (1, 3, 1))] == [2, 1, 3]
+
+
+@pytest.mark.parametrize("text", ["1,2", "a,b,c", "1,5,0", "5,1,1", "1,5,-1", "1,inf,1", ""])
+def test_parse_range_rejects(text):
+    with pytest.raises(ParameterError):
+        grid.parse_range(text, "-log2c")
+
+
+def test_parse_range_accepts():
+    assert grid.parse_range("null") is None
+    assert grid.parse_range("-5,15,2") == (-5, 15, 2)
+    assert grid.parse_range("3,-15,-2") == (3, -15, -2)
+
+
+# ---------------------------------------------------------------------------------------------
+# result file and best point
+
+def test_out_lines_and_resume_parser(tmp_path):
+    P = grid.Point
+    assert grid.format_result(P(-5.0, 3.0, None), 83.7037) == "log2c=-5 log2g=3 rate=83.7037"
+    assert grid.format_result(P(0.5, None, None), 80.0) == "log2c=0.5 rate=80.0"
+    assert grid.format_result(P(1.0, -7.0, 200), 90.1) == "log2c=1 log2g=-7 budget=200 rate=90.1"
+    f = tmp_path / "r.out"
+    # grid.py's own lines (floats with .0) read as well; the cut-off last line is ignored
+    f.write_text("log2c=-5.0 log2g=3.0 rate=83.7037\nlog2c=1 log2g=-7 budget=200 rate=90.1\n"
+                 "junk\nlog2c=7 log2g=1 rate=8")
+    assert grid.read_results(f) == {P(-5, 3, None): 83.7037, P(1, -7, 200): 90.1}
+
+
+def test_best_point_tie_rule_of_grid_py():
+    P = grid.Point
+    order = [P(5, 0, None), P(-1, 0, None), P(-3, 1, None), P(-3, 0, None)]
+    results = {order[0]: 80.0, order[1]: 84.0, order[2]: 84.0, order[3]: 84.0}
+    # -1 first; -3 with another gamma does not replace it; -3 with the same gamma does
+    assert grid.select_best(results, order) == (P(-3, 0, None), 84.0)
+    results[order[3]] = 83.9
+    assert grid.select_best(results, order) == (P(-1, 0, None), 84.0)
+    assert grid.select_best({}, order) == (None, -1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# CV accuracy against an independent computation
+
+def test_folds_stratified_and_deterministic(heart):
+    X, y = heart
+    folds = stratified_folds(y, 5, 1)
+    assert np.array_equal(folds, stratified_folds(y, 5, 1))
+    assert not np.array_equal(folds, stratified_folds(y, 5, 2))
+    for label in np.unique(y):
+        per_fold = np.bincount(folds[y == label], minlength=5)
+        assert per_fold.max() - per_fold.min() <= 1          # every class spread evenly
+    sizes = np.bincount(folds, minlength=5)
+    assert sizes.max() - sizes.min() <= 1
+
+
+def test_cv_accuracy_equals_independent_computation(heart, tmp_path, capsys):
+    X, y = heart
+    log2c = -1
+    params = TrainParams(solver="dcd", C=2.0 ** log2c, seed=3)
+    folds = stratified_folds(y, 4, 3)
+    predicted = np.full(len(y), np.nan)
+    for f in range(4):                            # train on the other folds, predict fold f
+        model = train(X[folds != f], y[folds != f], params)
+        predicted[folds == f] = model.predict(X[folds == f])
+    expected = float("%g" % (100.0 * np.mean(predicted == y)))
+    assert float("%g" % (100.0 * np.mean(cross_validation(X, y, params, 4) == y))) == expected
+    assert grid.cv_rate(X, y, params, 4) == expected
+    out = tmp_path / "cv.out"
+    status, lines, _ = run_cli(["-s", "dcd", "--seed", 3, "-v", 4, "-log2c", "-1,-1,1",
+                                "-j", 1, "-out", out, "-q", HEART], capsys)
+    assert status == 0
+    assert out.read_text() == f"log2c=-1 rate={expected!r}\n"
+    assert lines[-2:] == [f"best log2c=-1 rate={expected!r}", f"0.5 {expected!r}"]
+
+
+# ---------------------------------------------------------------------------------------------
+# the command: stdout, linear solvers, resume, -j
+
+def test_linear_solver_searches_c_only(tmp_path, capsys):
+    out = tmp_path / "h.out"
+    status, lines, err = run_cli(["-s", "dcd", "-log2c", "-3,3,2", "-log2g", "-1,1,1", "-j", 1,
+                                  "-out", out, HEART], capsys)
+    assert status == 0
+    assert "-log2g is ignored" in err
+    rows = out.read_text().splitlines()
+    assert [r.split()[0] for r in rows] == ["log2c=1", "log2c=-1", "log2c=3", "log2c=-3"]
+    assert all("log2g" not in r and len(r.split()) == 2 for r in rows)
+    assert lines[0].startswith("[local] 1 ") and "(best c=2.0, rate=" in lines[0]
+    best = grid.select_best(grid.read_results(out), grid.job_points((-3, 3, 2), None))
+    assert lines[-2] == "best " + grid.format_result(*best)
+    assert lines[-1] == f"{2.0 ** best[0].log2c!r} {best[1]!r}"
+
+
+def test_default_out_name_and_null(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(["-s", "dcd", "-log2c", "0,1,1", "-j", 1, "-q", HEART], capsys)[0] == 0
+    assert (tmp_path / "heart_scale.xz.out").exists()
+    os.remove(tmp_path / "heart_scale.xz.out")
+    assert run_cli(["-s", "dcd", "-log2c", "0,1,1", "-out", "null", "-j", 1, HEART],
+                   capsys)[0] == 0
+    assert not list(tmp_path.iterdir())
+
+
+def test_resume_computes_only_missing_points(tmp_path, capsys):
+    full = tmp_path / "full.out"
+    args = ["-s", "dcd", "-log2c", "-6,6,1", "-v", 3, "-j", 1, "-q"]
+    status, full_lines, _ = run_cli(args + ["-out", full, HEART], capsys)
+    assert status == 0
+    rows = full.read_text().splitlines()
+    assert len(rows) == 13
+    cut = tmp_path / "cut.out"                   # a killed run: 5 lines and half of the 6th
+    cut.write_text("\n".join(rows[:5]) + "\n" + rows[5][:9])
+    status, lines, _ = run_cli(args + ["-out", cut, "-resume", cut, HEART], capsys)
+    assert status == 0
+    assert sum(line.startswith("[resumed]") for line in lines) == 5
+    assert sum(line.startswith("[local]") for line in lines) == 8
+    assert out_lines(cut) == sorted(rows)
+    assert lines[-2:] == full_lines[-2:]
+    # nothing left to compute: the -resume default path is <dataset basename>.out
+    os.chdir(tmp_path)
+    try:
+        Path("heart_scale.xz.out").write_text(full.read_text())
+        status, lines, _ = run_cli(args + ["-resume", HEART], capsys)
+    finally:
+        os.chdir(REPO)
+    assert status == 0
+    assert not any(line.startswith("[local]") for line in lines)
+    assert lines[-2:] == full_lines[-2:]
+
+
+def test_local_workers_give_the_same_lines(tmp_path, capsys):
+    one, two = tmp_path / "j1.out", tmp_path / "j2.out"
+    args = ["-s", "dcd", "-log2c", "-7,7,1", "-q"]
+    status1, lines1, _ = run_cli(args + ["-j", 1, "-out", one, HEART], capsys)
+    status2, lines2, _ = run_cli(args + ["-j", 2, "-out", two, HEART], capsys)
+    assert status1 == status2 == 0
+    assert out_lines(one) == out_lines(two)
+    assert len(out_lines(one)) == 15
+    assert lines1[-2:] == lines2[-2:]
+
+
+def test_find_parameters_module_api():
+    rate, best = grid.find_parameters(str(HEART), "-s dcd -log2c -3,1,2 -j 1 -out null")
+    assert set(best) == {"c"} and 40 < rate <= 100
+    assert best["c"] in (0.125, 0.5, 2.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# errors: one line, exit 1 or 2, no traceback; small classes warn
+
+@pytest.mark.parametrize("argv, status, text", [
+    (["-s", "dcd", "-log2c", "1,5", HEART], 2, "-log2c"),
+    (["-s", "dcd", "-log2c", "5,1,1", HEART], 2, "empty range"),
+    (["-s", "dcd", "-log2c", "null", HEART], 2, "nothing to search"),
+    (["-s", "dcd", "-v", "1", HEART], 2, "-v"),
+    (["-s", "dcd", "-v", "300", HEART], 2, "300 folds"),
+    (["-s", "dcd", "-c", "1", HEART], 2, "Use -log2c and -log2g."),
+    (["-s", "dcd", "--budget", "10,20", HEART], 2, "--budget"),
+    (["-s", "dcd", "-resume", "missing.out", HEART], 2, "missing.out"),
+    (["-s", "dcd", "-out", "null", "no-such-file"], 1, "no-such-file"),
+    (["-s", "dcd", "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", "1", "-out", "null",
+      HEART], 1, "cannot reach the Dask scheduler"),
+])
+def test_errors_are_one_line(argv, status, text, tmp_path):
+    if "--scheduler" in argv:
+        pytest.importorskip("distributed", reason="the dist extra (dask) is not installed")
+    proc = run_subprocess(argv)
+    assert proc.returncode == status, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert text in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_class_smaller_than_folds_is_a_warning(tmp_path, capsys):
+    data = tmp_path / "small.txt"
+    rows = [f"{1 if i % 2 else -1} 1:{i / 20:.3f} 2:{(i % 7) / 7:.3f}" for i in range(20)]
+    rows += ["2 1:0.5 2:0.5", "2 1:0.4 2:0.6"]          # class 2: 2 rows < 3 folds
+    data.write_text("\n".join(rows) + "\n")
+    status, lines, err = run_cli(["-s", "dcd", "-v", 3, "-log2c", "0,1,1", "-j", 1,
+                                  "-out", "null", data], capsys)
+    assert status == 0
+    assert "warning: class 2 has fewer rows than the 3 folds" in err
+    assert len(lines) == 4
+
+
+# ---------------------------------------------------------------------------------------------
+# kernel solvers: C x gamma grid, budget lists, -png (skipped until BSGD lands)
+
+def test_png_contour_plot(tmp_path):
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    P = grid.Point
+    results = {P(c, g, None): 80 + 2 * np.exp(-((c - 1) ** 2 + (g + 3) ** 2) / 8)
+               for c in range(-3, 6, 2) for g in range(-7, 2, 2)}
+    best = grid.select_best(results, list(results))
+    png = tmp_path / "g.png"
+    assert grid.plot_contour(png, results, *best, title="synthetic")
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
+
+
+def test_kernel_grid_budget_list_and_png(tmp_path, capsys):
+    solver = kernel_solver_or_skip()
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    out, png = tmp_path / "g.out", tmp_path / "g.png"
+    args = ["-s", solver, "--budget", "20,40", "-log2c", "-1,3,2", "-log2g", "-5,-1,2", "-v", 3,
+            "-j", 2, "-q", "-out", out, "-png", png, HEART]
+    status, lines, _ = run_cli(args, capsys)
+    assert status == 0
+    rows = out.read_text().splitlines()
+    assert len(rows) == 3 * 3 * 2
+    assert all(r.split()[0].startswith("log2c=") and r.split()[1].startswith("log2g=")
+               and r.split()[2] in ("budget=20", "budget=40") for r in rows)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(lines[-1].split()) == 3               # <C> <gamma> <rate>
+    status, again, _ = run_cli(args[:-1] + ["-resume", out, HEART], capsys)
+    assert status == 0 and not any(line.startswith("[local]") for line in again)
+    assert again[-2:] == lines[-2:]
+
+
+# ---------------------------------------------------------------------------------------------
+# Dask
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    distributed = pytest.importorskip("distributed",
+                                      reason="the dist extra (dask) is not installed")
+    import logging
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=":0",
+                                       silence_logs=logging.CRITICAL)
+    yield cluster
+    cluster.close()
+
+
+GRID_ARGS = ["-s", "dcd", "-log2c", "-8,12,0.5", "-v", 5, "-q"]
+
+
+@pytest.fixture(scope="module")
+def reference_lines(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ref") / "j1.out"
+    grid.run_grid(parse_arguments([str(a) for a in GRID_ARGS + ["-j", 1, "-out", out, HEART]]),
+                  emit=lambda line: None)
+    return out_lines(out)
+
+
+@pytest.mark.parametrize("mode", [[], ["--shared-path"]], ids=["scatter", "shared-path"])
+def test_dask_local_cluster_gives_the_same_lines(dask_cluster, reference_lines, mode, tmp_path,
+                                                 capsys):
+    out = tmp_path / "dask.out"
+    status, lines, _ = run_cli(GRID_ARGS + mode + ["--scheduler", dask_cluster.scheduler_address,
+                                                   "-out", out, HEART], capsys)
+    assert status == 0
+    assert out_lines(out) == reference_lines
+    assert lines[0].startswith("[tcp://127.0.0.1:")
+
+
+def test_dask_worker_killed_mid_search(reference_lines, tmp_path):
+    distributed = pytest.importorskip("distributed",
+                                      reason="the dist extra (dask) is not installed")
+    import logging
+    out = tmp_path / "killed.out"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=":0",
+                                  silence_logs=logging.CRITICAL) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        pids = client.run(os.getpid)
+        assert len(pids) == 2
+        victim = sorted(pids.values())[0]
+        killed = threading.Event()
+
+        def kill_once(point, rate):
+            if not killed.is_set():
+                killed.set()
+                os.kill(victim, signal.SIGKILL)      # a worker process this test started
+
+        options = parse_arguments([str(a) for a in GRID_ARGS + ["-out", out, HEART]])
+        result = grid.run_grid(options, emit=lambda line: None, on_result=kill_once,
+                               client=client)
+        assert killed.is_set()
+        assert victim not in client.run(os.getpid).values()
+    assert out_lines(out) == reference_lines
+    assert len(result.computed) == len(reference_lines)
+
+
+def test_local_worker_killed_mid_search(reference_lines, tmp_path, capsys):
+    import multiprocessing
+    before = {p.pid for p in multiprocessing.active_children()}
+    killed = []
+
+    def kill_once(point, rate):
+        if not killed:
+            mine = [p for p in multiprocessing.active_children() if p.pid not in before]
+            if mine:
+                killed.append(mine[0].pid)
+                os.kill(mine[0].pid, signal.SIGKILL)     # a pool worker this test started
+
+    out = tmp_path / "killed-local.out"
+    options = parse_arguments([str(a) for a in GRID_ARGS + ["-j", 2, "-out", out, HEART]])
+    result = grid.run_grid(options, emit=lambda line: None, on_result=kill_once)
+    assert killed
+    assert "a worker process died" in capsys.readouterr().err
+    assert out_lines(out) == reference_lines
+    assert len(result.computed) == len(reference_lines)
+
+
+def test_unreachable_scheduler_keeps_the_out_file(tmp_path, capsys):
+    pytest.importorskip("distributed", reason="the dist extra (dask) is not installed")
+    out = tmp_path / "keep.out"
+    out.write_text("log2c=1 rate=80.0\n")
+    status, lines, err = run_cli(["-s", "dcd", "--scheduler", "tcp://127.0.0.1:1",
+                                  "--connect-timeout", 1, "-out", out, HEART], capsys)
+    assert status == 1 and lines == []
+    assert out.read_text() == "log2c=1 rate=80.0\n"
