@@ -2,16 +2,18 @@
 import click
 
 from budgetsvm import io, model_io
-from budgetsvm.cli.common import run
-from budgetsvm.errors import DataFormatError
-from budgetsvm.fileio import atomic_output
+from budgetsvm.cli.common import info, run
+from budgetsvm.errors import BsvmError, DataFormatError
+from budgetsvm.fileio import atomic_output, display_name
 from budgetsvm.labels import format_label
+from budgetsvm.probability import has_probability, labels_from_proba, predict_proba
 from budgetsvm.progress import task_progress
 
 
 @click.command(context_settings={"help_option_names": ["--help"], "max_content_width": 100})
-@click.option("-b", "probability", type=click.Choice(["0"]), default="0",
-              help="probability estimates (not available yet in this version)")
+@click.option("-b", "probability", type=click.Choice(["0", "1"]), default="0",
+              help="1: write a 'labels ...' header and per-class probabilities, as svm-predict "
+                   "(the label is then the most probable class) [0]")
 @click.option("-q", "quiet", is_flag=True, help="quiet mode: no accuracy line, no progress")
 @click.option("--zero-based", is_flag=True, help="read 0-based feature indices")
 @click.argument("test_file")
@@ -26,13 +28,28 @@ def command(probability, quiet, zero_based, test_file, model_file, output_file):
     if test_file == "-" and model_file == "-":
         raise click.UsageError("TEST_FILE and MODEL_FILE cannot both be standard input")
     model = model_io.load_model(model_file)
+    if probability == "1" and not has_probability(model):
+        raise BsvmError(f"{display_name(model_file)}: the model has no probability information: "
+                        "train it with -b 1, or predict without -b 1")
+    if probability == "0" and has_probability(model):
+        info("notice: the model supports probability estimates; add -b 1 to write them", quiet)
     correct = total = 0
     with task_progress("predicting", quiet=quiet) as update, \
             atomic_output(output_file) as out:
         # The test file is streamed block by block: memory does not grow with its size.
+        if probability == "1":
+            out.write("labels" + "".join(" " + format_label(v) for v in model.labels.tolist())
+                      + "\n")
         for X, y in io.iter_problem_chunks(test_file, zero_based=zero_based):
-            predicted = model.predict(X)
-            out.write("".join(format_label(v) + "\n" for v in predicted.tolist()))
+            if probability == "1":
+                # svm-predict -b 1: "predicted p1 ... pk" (%g), label = most probable class.
+                P = predict_proba(model, X)
+                predicted = labels_from_proba(model, P)
+                out.write("".join(format_label(v) + "".join(" %g" % p for p in row) + "\n"
+                                  for v, row in zip(predicted.tolist(), P.tolist())))
+            else:
+                predicted = model.predict(X)
+                out.write("".join(format_label(v) + "\n" for v in predicted.tolist()))
             correct += int((predicted == y).sum())
             total += len(y)
             update(completed=total, info=f"{total} rows")

@@ -122,13 +122,15 @@ def params_from_options(options):
 @click.option("-v", "folds", type=int, callback=_at_least(2),
               help="n-fold cross validation: print the accuracy instead of writing a model")
 @click.option("-q", "quiet", is_flag=True, help="quiet mode: no progress or diagnostics")
+@click.option("-b", "probability", type=click.Choice(["0", "1"]), default="0",
+              help="1: fit a probability model (Platt scaling by internal 5-fold CV) [0]")
 @click.option("--format", "model_format", type=click.Choice(["native", "liblinear", "libsvm"]),
               default="native", show_default=True,
               help="model file format (liblinear: linear models; libsvm: binary kernel models)")
 @click.option("--zero-based", is_flag=True, help="read 0-based feature indices")
 @click.argument("training_file")
 @click.argument("model_file", required=False)
-def command(folds, quiet, model_format, zero_based, training_file, model_file,
+def command(folds, quiet, probability, model_format, zero_based, training_file, model_file,
             **options):
     """Train an SVM on TRAINING_FILE (LIBSVM format; .gz/.bz2/.xz or - for stdin) and write
     MODEL_FILE (default: the training file's base name + .model; - for stdout)."""
@@ -138,12 +140,18 @@ def command(folds, quiet, model_format, zero_based, training_file, model_file,
         info("notice: -m (kernel cache size) has no effect: budgetsvm keeps no kernel cache",
              quiet)
     params = params_from_options(options)
+    if probability == "1" and model_format == "liblinear":
+        raise click.UsageError("-b 1: LIBLINEAR model files have no probability parameters; "
+                               "use --format native")
     if model_file is None:
         if training_file == "-":
             raise click.UsageError("give a MODEL_FILE when the training data come from stdin")
         model_file = os.path.basename(training_file) + ".model"
     X, y = io.read_problem(training_file, zero_based=zero_based)
     if folds is not None:
+        if probability == "1":
+            info("notice: -b 1 has no effect with -v (the accuracy is that of the "
+                 "decision-value labels)", quiet)
         for label in small_classes(y, folds):
             info(f"warning: class {label:g} has fewer rows than the {folds} folds", quiet)
         with task_progress(f"{folds}-fold cross validation", total=folds, quiet=quiet) as update:
@@ -156,6 +164,10 @@ def command(folds, quiet, model_format, zero_based, training_file, model_file,
         model = train(X, y, params, callback=lambda it, info_: update(completed=it, info=info_))
     for line in summary_lines(model):
         info(line, quiet)
+    if probability == "1":
+        from budgetsvm.probability import N_FOLDS, fit_probability
+        with task_progress(f"probability model ({N_FOLDS}-fold CV)", quiet=quiet):
+            fit_probability(X, y, params, model)
     model_io.save_model(model, model_file, format=model_format)
 
 

@@ -1,0 +1,102 @@
+"""bsvm-scale [options] data_file — svm-scale's conventions (budgetsvm/scale.py), output to stdout.
+
+Two passes over the file (statistics, then output), block by block: memory does not grow with
+the file. Standard input cannot be read twice: it is spooled to a temporary file first, except
+with -r, which needs only the output pass.
+"""
+import contextlib
+import shutil
+import sys
+import tempfile
+
+import click
+
+from budgetsvm import io
+from budgetsvm.cli.common import info, run
+from budgetsvm.errors import DataFormatError
+from budgetsvm.fileio import atomic_output
+from budgetsvm.scale import dumps_scaling, fit_scaling, format_rows, load_scaling, transform
+
+
+@contextlib.contextmanager
+def _rereadable(path):
+    """A path that can be read twice: stdin is copied to a temporary file."""
+    if path != "-":
+        yield path
+        return
+    with tempfile.NamedTemporaryFile(prefix="bsvm-scale.", suffix=".tmp") as spool:
+        shutil.copyfileobj(sys.stdin.buffer, spool, 1 << 20)
+        spool.flush()
+        yield spool.name
+
+
+def _blocks(path, shown):
+    try:
+        for X, y in io.iter_problem_chunks(path):
+            yield X, y
+    except DataFormatError as exc:
+        if path == shown:
+            raise
+        raise DataFormatError(shown, exc.line, exc.problem) from None
+
+
+@click.command(context_settings={"help_option_names": ["--help"], "max_content_width": 100})
+@click.option("-l", "lower", type=float, help="x scaling lower limit [-1]")
+@click.option("-u", "upper", type=float, help="x scaling upper limit [+1]")
+@click.option("-y", "y_range", type=(float, float), metavar="Y_LOWER Y_UPPER",
+              help="also scale the labels to [Y_LOWER, Y_UPPER] [no]")
+@click.option("-s", "save_file", metavar="FILE", help="save the scaling parameters to FILE")
+@click.option("-r", "restore_file", metavar="FILE",
+              help="restore the scaling parameters from FILE (svm-scale's format)")
+@click.option("--standardize", is_flag=True,
+              help="mean 0 and standard deviation 1 instead of [lower, upper] (densifies zeros)")
+@click.argument("data_file")
+def command(lower, upper, y_range, save_file, restore_file, standardize, data_file):
+    """Scale DATA_FILE (LIBSVM format; .gz/.bz2/.xz or - for stdin) and write it to stdout."""
+    if save_file is not None and restore_file is not None:
+        raise click.UsageError("cannot use -r and -s simultaneously")
+    if restore_file is not None:
+        if lower is not None or upper is not None or y_range is not None or standardize:
+            info("notice: -l/-u/-y/--standardize are ignored with -r: the restore file "
+                 "defines the transform", False)
+        scaling = load_scaling(restore_file)
+        _output(scaling, _blocks(data_file, data_file))
+        return
+    lower = -1.0 if lower is None else lower
+    upper = 1.0 if upper is None else upper
+    if standardize and (lower != -1.0 or upper != 1.0):
+        raise click.UsageError("-l/-u do not apply with --standardize")
+    if not upper > lower:
+        raise click.UsageError(f"inconsistent lower/upper specification: -l {lower:g} "
+                               f"-u {upper:g} (upper must be greater)")
+    if y_range is not None and not y_range[1] > y_range[0]:
+        raise click.UsageError("inconsistent -y specification (y_upper must be greater)")
+    with _rereadable(data_file) as path:
+        scaling, n_rows, nnz = fit_scaling(_blocks(path, data_file), lower, upper, y_range,
+                                           standardize)
+        if save_file is not None:
+            with atomic_output(save_file) as out:
+                out.write(dumps_scaling(scaling))
+        new_nnz = _output(scaling, _blocks(path, data_file))
+    if new_nnz > nnz and not standardize:
+        info(f"WARNING: original #nonzeros {nnz} > new #nonzeros {new_nnz}; if feature values "
+             "are non-negative and sparse, use -l 0 rather than the default -l -1", False)
+
+
+def _output(scaling, blocks):
+    stdout = sys.stdout
+    nnz = 0
+    for X, y in blocks:
+        Xs, ys = transform(scaling, X, y)
+        nnz += Xs.nnz
+        stdout.write(format_rows(Xs, ys))
+    stdout.flush()
+    return nnz
+
+
+def main(argv=None):
+    run(command, argv, prog_name="bsvm-scale")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,485 @@
+"""scikit-learn-compatible estimators: ``BudgetSVC``, ``LinearSVC``, ``WWLinearSVC``.
+
+They train through ``budgetsvm.train.train`` (the code path of bsvm-train) and hold the
+resulting model in ``model_``; ``save``/``load`` use the model files of bsvm-train/bsvm-predict,
+so a model trained here predicts identically with ``bsvm-predict`` and vice versa.
+
+scikit-learn is optional: when it is importable the estimators derive from its ``BaseEstimator``
+and ``ClassifierMixin`` (and pass its ``check_estimator`` suite); otherwise a small fallback
+provides get_params/set_params/score. It is imported when this module is first used, never by
+``import budgetsvm``.
+
+Conventions (documented in README.md, "Python API"):
+
+* ``classes_`` is sorted (scikit-learn's order); the model inside keeps LIBSVM's label order
+  (first appearance, +1 before −1). ``decision_function`` is reordered accordingly: shape (n,)
+  for two classes (positive means ``classes_[1]``), (n, k) in ``classes_`` order otherwise.
+* Numeric labels are kept as they are in the model file; other labels (strings) are encoded as
+  0..k−1 in ``classes_`` order, and ``save`` refuses them (model files hold numbers).
+* ``random_state``: an int is the ``--seed``; ``None`` means the CLI default seed 1, so that
+  ``BudgetSVC()`` reproduces ``bsvm-train`` exactly (not a fresh random seed as in
+  scikit-learn); a ``numpy.random.RandomState`` draws a seed from it.
+* ``class_weight``: a dict {label: weight} (``-wLABEL weight``) or ``'balanced'``
+  (weight n/(k·n_c) per class, as scikit-learn).
+* ``sample_weight``: none of the solvers supports instance weights. ``fit`` accepts weights that
+  are all equal (they multiply C, which is what equal instance weights mean) with zeros allowed
+  (those rows are left out); any other weighting raises ValueError.
+* ``probability=True`` fits Platt scaling by internal 5-fold CV (budgetsvm.probability) and
+  enables ``predict_proba``; ``predict`` stays the decision-value label.
+"""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from budgetsvm import probability as _probability
+from budgetsvm.errors import BsvmError
+from budgetsvm.params import TrainParams
+
+try:  # scikit-learn is optional
+    from sklearn.base import BaseEstimator as _Base
+    from sklearn.base import ClassifierMixin as _Mixin
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_is_fitted
+    try:
+        from sklearn.utils.validation import validate_data as _validate_data
+    except ImportError:  # scikit-learn < 1.6
+        def _validate_data(est, *args, **kw):
+            return est._validate_data(*args, **kw)
+    HAVE_SKLEARN = True
+except ImportError:  # pragma: no cover - exercised only without scikit-learn
+    HAVE_SKLEARN = False
+
+    class _Base:
+        """get_params/set_params over the __init__ arguments (scikit-learn's contract)."""
+
+        @classmethod
+        def _get_param_names(cls):
+            import inspect
+            sig = inspect.signature(cls.__init__)
+            return sorted(p for p in sig.parameters if p != "self")
+
+        def get_params(self, deep=True):
+            return {name: getattr(self, name) for name in self._get_param_names()}
+
+        def set_params(self, **params):
+            valid = self._get_param_names()
+            for key, value in params.items():
+                if key not in valid:
+                    raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
+                setattr(self, key, value)
+            return self
+
+        def __repr__(self):
+            args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+            return f"{type(self).__name__}({args})"
+
+    class _Mixin:
+        _estimator_type = "classifier"
+
+        def score(self, X, y, sample_weight=None):
+            pred = self.predict(X)
+            return float(np.average(pred == np.asarray(y), weights=sample_weight))
+
+    def check_classification_targets(y):
+        if np.asarray(y).dtype.kind == "f" and not np.all(np.mod(y, 1) == 0):
+            raise ValueError("Unknown label type: continuous targets")
+
+    def check_is_fitted(est, attributes=None):
+        if not hasattr(est, "model_"):
+            raise AttributeError(f"This {type(est).__name__} instance is not fitted yet")
+
+    def _validate_data(est, X, y=None, reset=True, accept_sparse=None, **kw):
+        X = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError("Expected a 2-D array")
+        if not np.all(np.isfinite(X.data if sp.issparse(X) else X)):
+            raise ValueError("Input contains NaN or infinity")
+        if reset:
+            est.n_features_in_ = X.shape[1]
+        elif X.shape[1] != est.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is "
+                             f"expecting {est.n_features_in_} features as input")
+        if y is None:
+            return X
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        if len(y) != X.shape[0]:
+            raise ValueError("X and y have inconsistent numbers of samples")
+        return X, y
+
+
+def _available_if_probability(method):
+    """``method`` exists only on estimators with probability=True (scikit-learn's pattern)."""
+    if HAVE_SKLEARN:
+        from sklearn.utils._available_if import available_if
+
+        def check(self):
+            if not self.probability:
+                raise AttributeError("predict_proba is available only with probability=True")
+            return True
+        return available_if(check)(method)
+    return method
+
+
+class _BudgetSVMBase(_Mixin, _Base):
+    """Shared fit/predict machinery; subclasses define _train_params() and _SOLVERS."""
+
+    _SOLVERS = ()
+
+    # -- scikit-learn tags ---------------------------------------------------------------
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"requires_y": True}
+
+    # -- parameters ----------------------------------------------------------------------
+    def _seed(self):
+        rs = self.random_state
+        if rs is None:
+            return 1
+        if isinstance(rs, numbers.Integral):
+            if rs < 0:
+                raise ValueError(f"random_state must be >= 0, got {rs}")
+            return int(rs)
+        if isinstance(rs, np.random.RandomState):
+            return int(rs.randint(0, 2**31 - 1))
+        raise ValueError(f"random_state must be None, an int or a RandomState, got {rs!r}")
+
+    def _class_weights(self, y_values, counts):
+        cw = self.class_weight
+        if cw is None:
+            return {}
+        if isinstance(cw, str):
+            if cw != "balanced":
+                raise ValueError(f"class_weight must be a dict or 'balanced', got {cw!r}")
+            n, k = counts.sum(), len(counts)
+            return {float(v): float(n / (k * c)) for v, c in zip(y_values, counts)}
+        if not isinstance(cw, dict):
+            raise ValueError(f"class_weight must be a dict or 'balanced', got {cw!r}")
+        out = {}
+        for label, weight in cw.items():
+            matches = np.flatnonzero(self.classes_ == label)
+            if len(matches) == 0:
+                raise ValueError(f"class_weight: label {label!r} is not in the training data")
+            out[float(self._values_[matches[0]])] = float(weight)
+        return out
+
+    def _check_solver(self):
+        if self.solver not in self._SOLVERS:
+            raise ValueError(f"solver must be one of {', '.join(self._SOLVERS)}, "
+                             f"got {self.solver!r}")
+
+    # -- fitting -------------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        """Train on X (dense or sparse, n × d) and labels y; returns self."""
+        self._check_solver()
+        X, y = _validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"],
+                              dtype=np.float64, reset=True)
+        check_classification_targets(y)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        y_idx = y_idx.ravel()
+        if self.classes_.dtype.kind in "biuf":
+            self._values_ = self.classes_.astype(np.float64)
+        else:
+            self._values_ = np.arange(len(self.classes_), dtype=np.float64)
+        X = _as_csr(X)
+        scale = 1.0
+        if sample_weight is not None:
+            w = np.asarray(sample_weight, dtype=np.float64).ravel()
+            if w.shape != (X.shape[0],):
+                raise ValueError(f"sample_weight has shape {w.shape}, expected "
+                                 f"({X.shape[0]},)")
+            if not np.all(np.isfinite(w)) or (w < 0).any():
+                raise ValueError("sample_weight must be finite and non-negative")
+            positive = w > 0
+            if not positive.any():
+                raise ValueError("sample_weight: all weights are zero")
+            if not np.all(w[positive] == w[positive][0]):
+                raise ValueError(
+                    f"{type(self).__name__} does not support instance weights: sample_weight "
+                    "must be uniform (zeros allowed, those rows are left out); use "
+                    "class_weight for per-class weights")
+            scale = float(w[positive][0])
+            if not positive.all():
+                X, y_idx = X[positive], y_idx[positive]
+        present, counts = np.unique(y_idx, return_counts=True)
+        if len(present) < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least two classes; "
+                             f"got 1 class ({self.classes_[present[0]]!r})")
+        params = self._train_params(X.shape[1])
+        params.C = float(params.C) * scale
+        params.seed = self._seed()
+        params.class_weights = self._class_weights(self._values_[present], counts)
+        y_values = self._values_[y_idx]
+        from budgetsvm.train import train
+        try:
+            if self.probability:
+                self.model_ = _probability.train_with_probability(X, y_values, params)
+            else:
+                self.model_ = train(X, y_values, params)
+        except BsvmError as exc:
+            raise ValueError(str(exc)) from None
+        self._setup_order()
+        n_iter = _n_iter(getattr(self.model_, "train_info", None))
+        if n_iter is not None:
+            self.n_iter_ = n_iter
+        return self
+
+    def _setup_order(self):
+        """Map model label order (first appearance) to classes_ order (sorted)."""
+        labels = self.model_.labels
+        self._order_ = np.array([int(np.flatnonzero(labels == v)[0]) if (labels == v).any()
+                                 else -1 for v in self._values_])
+
+    # -- prediction ----------------------------------------------------------------------
+    def _check_X(self, X):
+        check_is_fitted(self, "model_")
+        X = _validate_data(self, X, accept_sparse=["csr", "csc", "coo"], dtype=np.float64,
+                           reset=False)
+        return _as_csr(X)
+
+    def decision_function(self, X):
+        """(n,) for two classes (> 0 means classes_[1]); (n, k) in classes_ order otherwise.
+
+        LIBSVM one-vs-one models loaded from files give their k(k−1)/2 pairwise values in the
+        file's pair order."""
+        X = self._check_X(X)
+        F = self.model_.decision_function(X)
+        model = self.model_
+        if model.multiclass == "ovo" and len(self.classes_) > 2:
+            return F
+        if F.shape[1] == 1:
+            # positive ↔ model.labels[0]
+            return F[:, 0] if model.labels[0] == self._values_[1] else -F[:, 0]
+        F = F[:, self._order_]
+        if len(self.classes_) == 2:
+            return F[:, 1] - F[:, 0]
+        return F
+
+    def predict(self, X):
+        """Predicted classes (the decision-value label, as bsvm-predict without -b)."""
+        X = self._check_X(X)
+        values = self.model_.predict(X)
+        return self.classes_[np.searchsorted(self._values_, values)]
+
+    @_available_if_probability
+    def predict_proba(self, X):
+        """Class probabilities (n, k) in classes_ order (models fitted with probability=True)."""
+        X = self._check_X(X)
+        if not _probability.has_probability(self.model_):
+            raise ValueError("the model has no probability information: fit with "
+                             "probability=True")
+        return _probability.predict_proba(self.model_, X)[:, self._order_]
+
+    @_available_if_probability
+    def predict_log_proba(self, X):
+        return np.log(self.predict_proba(X))
+
+    # -- model files ---------------------------------------------------------------------
+    def save(self, path, format="native"):
+        """Write the model file bsvm-predict reads (format: native, liblinear or libsvm)."""
+        check_is_fitted(self, "model_")
+        if self.classes_.dtype.kind not in "biuf":
+            raise ValueError("save() needs numeric class labels: model files store labels "
+                             "as numbers")
+        from budgetsvm.model_io import save_model
+        try:
+            save_model(self.model_, path, format)
+        except BsvmError as exc:
+            raise ValueError(str(exc)) from None
+
+    @classmethod
+    def load(cls, path):
+        """An estimator holding the model in file ``path`` (any format bsvm-predict reads).
+
+        Its hyperparameters are the constructor defaults (plus the solver named in the file);
+        only ``model_`` is taken from the file. With probability information in the file,
+        ``probability`` is True."""
+        from budgetsvm.model_io import load_model
+        from budgetsvm.model import KernelModel
+        model = load_model(path)
+        est = cls()
+        if cls is not _BudgetSVMBase:
+            expected = BudgetSVC if isinstance(model, KernelModel) else \
+                (WWLinearSVC if model.multiclass == "ww" else LinearSVC)
+            if not issubclass(cls, expected) and not issubclass(expected, cls):
+                est = expected()
+        if model.solver in est._SOLVERS:
+            est.solver = model.solver
+        est.probability = _probability.has_probability(model)
+        est.model_ = model
+        est.classes_ = np.sort(model.labels)
+        est._values_ = est.classes_.copy()
+        est.n_features_in_ = int(model.n_features)
+        est._setup_order()
+        return est
+
+
+def _n_iter(info):
+    """Outer iterations from a model's train_info (the largest over binary problems)."""
+    if isinstance(info, dict):
+        info = [info]
+    if isinstance(info, (list, tuple)):
+        values = [d.get("n_iter") for d in info if isinstance(d, dict)]
+        values = [int(v) for v in values if isinstance(v, numbers.Integral)]
+        return max(values) if values else None
+    return None
+
+
+def _as_csr(X):
+    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else \
+        sp.csr_matrix(np.asarray(X, dtype=np.float64))
+    X.sum_duplicates()
+    X.sort_indices()
+    if X.indices.dtype != np.int32 and X.shape[1] < 2**31 and X.nnz < 2**31:
+        X.indices = X.indices.astype(np.int32)
+        X.indptr = X.indptr.astype(np.int32)
+    return X
+
+
+def load(path):
+    """The estimator for a model file: BudgetSVC (kernel), WWLinearSVC (Weston–Watkins) or
+    LinearSVC (other linear models)."""
+    from budgetsvm.model_io import load_model
+    from budgetsvm.model import KernelModel
+    model = load_model(path)
+    cls = BudgetSVC if isinstance(model, KernelModel) else \
+        (WWLinearSVC if model.multiclass == "ww" else LinearSVC)
+    return cls.load(path)
+
+
+class BudgetSVC(_BudgetSVMBase):
+    """Budgeted kernel SVM (bsvm-train -s bsgd|bsca).
+
+    Parameters map to bsvm-train options: solver (-s), C (-c), kernel (-t: 'rbf', 'linear',
+    'poly', 'sigmoid'), gamma (-g; None → 1/n_features), degree (-d), coef0 (-r), budget
+    (--budget), epochs (--epochs), maintenance, merge_search, variant, class_weight (-w),
+    random_state (--seed; None → 1), probability (-b 1).
+    """
+
+    _SOLVERS = ("bsgd", "bsca")
+
+    def __init__(self, solver="bsgd", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
+                 budget=500, epochs=5, maintenance="merge", merge_search="gss",
+                 variant="pegasos", class_weight=None, random_state=None, probability=False):
+        self.solver = solver
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.budget = budget
+        self.epochs = epochs
+        self.maintenance = maintenance
+        self.merge_search = merge_search
+        self.variant = variant
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.probability = probability
+
+    def _train_params(self, n_features):
+        return TrainParams(solver=self.solver, C=self.C, kernel=self.kernel, gamma=self.gamma,
+                           degree=self.degree, coef0=self.coef0, budget=self.budget,
+                           epochs=self.epochs, maintenance=self.maintenance,
+                           merge_search=self.merge_search, variant=self.variant)
+
+
+_LOSSES = {"l1": "l1", "hinge": "l1", "l2": "l2", "squared_hinge": "l2"}
+
+
+class LinearSVC(_BudgetSVMBase):
+    """Linear SVM by dual coordinate descent (bsvm-train -s dcd|acf), one-vs-rest for k > 2.
+
+    C (-c), loss ('l1'/'hinge' or 'l2'/'squared_hinge', --loss), tol (-e; None → 0.1),
+    max_iter (--max-iter), fit_intercept/intercept_scaling (-B intercept_scaling when
+    fit_intercept, else -B -1; the intercept is regularised, as LIBLINEAR's), class_weight,
+    random_state (--seed), probability (-b 1). Note: fit_intercept=True is the default here
+    (scikit-learn's), while bsvm-train's default is -B -1.
+    """
+
+    _SOLVERS = ("dcd", "acf")
+
+    def __init__(self, solver="dcd", C=1.0, loss="l1", tol=None, max_iter=1000,
+                 fit_intercept=True, intercept_scaling=1.0, class_weight=None,
+                 random_state=None, probability=False):
+        self.solver = solver
+        self.C = C
+        self.loss = loss
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.probability = probability
+
+    def _train_params(self, n_features):
+        if self.loss not in _LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(_LOSSES)}, got {self.loss!r}")
+        if self.fit_intercept and not self.intercept_scaling > 0:
+            raise ValueError("intercept_scaling must be positive")
+        return TrainParams(solver=self.solver, C=self.C, loss=_LOSSES[self.loss], eps=self.tol,
+                           max_iter=self.max_iter,
+                           bias=float(self.intercept_scaling) if self.fit_intercept else -1.0)
+
+    @property
+    def coef_(self):
+        """Weights (1, d) for two classes (positive → classes_[1]), (k, d) otherwise."""
+        return _linear_coef(self)[0]
+
+    @property
+    def intercept_(self):
+        return _linear_coef(self)[1]
+
+
+def _linear_coef(est):
+    check_is_fitted(est, "model_")
+    m = est.model_
+    coef, icpt = m.coef, m.bias_coef * max(m.bias, 0.0)
+    if m.multiclass == "binary":
+        sign = 1.0 if m.labels[0] == est._values_[1] else -1.0
+        return sign * coef, sign * icpt
+    coef, icpt = coef[est._order_], icpt[est._order_]
+    if len(est.classes_) == 2:
+        return (coef[1] - coef[0])[None, :], np.array([icpt[1] - icpt[0]])
+    return coef, icpt
+
+
+class WWLinearSVC(_BudgetSVMBase):
+    """Weston–Watkins multi-class linear SVM (bsvm-train -s ww).
+
+    C (-c), tol (-e; None → 0.0009 relative gap), max_iter (--max-iter), bias (-B; default 1,
+    a constant feature of that value, < 0 for none), subsolver (--ww-subsolver: 'walrus' or
+    'iterative'), class_weight, random_state (--seed), probability (-b 1).
+    """
+
+    _SOLVERS = ("ww",)
+
+    def __init__(self, solver="ww", C=1.0, tol=None, max_iter=1000, bias=1.0,
+                 subsolver="walrus", class_weight=None, random_state=None, probability=False):
+        self.solver = solver
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.bias = bias
+        self.subsolver = subsolver
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.probability = probability
+
+    def _train_params(self, n_features):
+        return TrainParams(solver=self.solver, C=self.C, eps=self.tol, max_iter=self.max_iter,
+                           bias=float(self.bias), ww_subsolver=self.subsolver)
+
+    @property
+    def coef_(self):
+        return _linear_coef(self)[0]
+
+    @property
+    def intercept_(self):
+        return _linear_coef(self)[1]

@@ -1,0 +1,324 @@
+"""Feature scaling in the conventions of LIBSVM's svm-scale (USERS.md §4.6), plus standardisation.
+
+Min-max scaling (svm-scale's rule, feature by feature, implicit zeros included in min and max):
+
+* v == min → lower, v == max → upper, otherwise lower + (upper − lower)·(v − min)/(max − min);
+  values outside [min, max] (test data restored with -r) are extrapolated, not clipped;
+* a feature with min == max (constant, or absent from every row) is left out of the output;
+* a value is written only when its scaled value is non-zero, so with ``-l 0`` sparse data stay
+  sparse (with the default ``-l -1`` every implicit zero becomes −1 and the data densify);
+* labels are scaled only with ``-y y_lower y_upper`` (same rule over the labels).
+
+Standardisation (``--standardize``): z = (v − mean)/sd with the mean and the population standard
+deviation (ddof 0) over all rows, implicit zeros included; features with sd = 0 are left out. A
+zero becomes −mean/sd, so standardised data are dense.
+
+Parameter files. Min-max files are svm-scale's (``-s``/``-r`` interchangeable with it)::
+
+    y                      (only with -y)
+    y_lower y_upper
+    y_min y_max
+    x
+    lower upper
+    index min max          (one line per kept feature, ascending)
+
+Standardisation files replace the ``x`` section with ``standardize`` followed by
+``index mean sd`` lines. Numbers are written with %.17g, so a restore reproduces the training
+transform exactly. Features not listed in a restore file are dropped (svm-scale scales them to 0).
+
+Values are written in the shortest form that reads back to the same double (svm-scale writes
+%g, 6 significant digits); labels with %.17g as svm-scale.
+"""
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from budgetsvm.errors import BsvmError
+from budgetsvm.fileio import open_input
+from budgetsvm.labels import format_label
+
+# Dense fill of densified features is built at most this many entries at a time.
+MAX_FILL_ENTRIES = 1 << 22
+
+
+class ScaleError(BsvmError):
+    pass
+
+
+class Scaling:
+    """A feature transform over 1-based feature indices 1..width.
+
+    kind: 'minmax' (a = min, b = max; lower, upper) or 'standardize' (a = mean, b = sd);
+    a, b: float64 arrays (width,) indexed by column (index − 1); keep: bool (width,);
+    y: None or (y_lower, y_upper, y_min, y_max).
+    """
+
+    def __init__(self, kind, a, b, keep, lower=-1.0, upper=1.0, y=None):
+        self.kind = kind
+        self.a = np.asarray(a, dtype=np.float64)
+        self.b = np.asarray(b, dtype=np.float64)
+        self.keep = np.asarray(keep, dtype=bool)
+        self.lower, self.upper = float(lower), float(upper)
+        self.y = y
+
+    @property
+    def width(self):
+        return len(self.a)
+
+    def values(self, v, cols):
+        """Transformed values of v (array) in columns cols (kept columns only)."""
+        a, b = self.a[cols], self.b[cols]
+        if self.kind == "standardize":
+            return (v - a) / b
+        lo, up = self.lower, self.upper
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mid = lo + (up - lo) * (v - a) / (b - a)
+        return np.where(v == a, lo, np.where(v == b, up, mid))
+
+    def labels(self, y):
+        if self.y is None:
+            return y
+        y_lower, y_upper, y_min, y_max = self.y
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mid = y_lower + (y_upper - y_lower) * (y - y_min) / (y_max - y_min)
+        return np.where(y == y_min, y_lower, np.where(y == y_max, y_upper, mid))
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics (first pass)
+# ---------------------------------------------------------------------------------------------
+
+class _Stats:
+    """Running per-feature statistics over blocks (implicit zeros counted)."""
+
+    def __init__(self):
+        self.n = 0
+        self.width = 0
+        self.vmin = np.zeros(0)
+        self.vmax = np.zeros(0)
+        self.count = np.zeros(0, dtype=np.int64)
+        self.mean = np.zeros(0)
+        self.m2 = np.zeros(0)
+        self.y_min, self.y_max = math.inf, -math.inf
+        self.nnz = 0
+
+    def _grow(self, width):
+        if width <= self.width:
+            return
+        extra = width - self.width
+        self.vmin = np.concatenate([self.vmin, np.full(extra, np.inf)])
+        self.vmax = np.concatenate([self.vmax, np.full(extra, -np.inf)])
+        self.count = np.concatenate([self.count, np.zeros(extra, dtype=np.int64)])
+        self.mean = np.concatenate([self.mean, np.zeros(extra)])
+        self.m2 = np.concatenate([self.m2, np.zeros(extra)])
+        self.width = width
+
+    def add(self, X, y):
+        X = sp.csr_matrix(X)
+        nb = X.shape[0]
+        if nb == 0:
+            return
+        self._grow(X.shape[1])
+        w = self.width
+        cols, vals = X.indices, X.data
+        np.minimum.at(self.vmin, cols, vals)
+        np.maximum.at(self.vmax, cols, vals)
+        cnt = np.bincount(cols, minlength=w)
+        self.count += cnt
+        self.nnz += len(vals)
+        # Chan et al.'s pairwise update of mean and sum of squared deviations.
+        bmean = np.bincount(cols, weights=vals, minlength=w) / nb
+        bm2 = np.bincount(cols, weights=(vals - bmean[cols]) ** 2, minlength=w) + \
+            (nb - cnt) * bmean ** 2
+        delta = bmean - self.mean
+        total = self.n + nb
+        self.mean = self.mean + delta * (nb / total)
+        self.m2 = self.m2 + bm2 + delta ** 2 * (self.n * nb / total)
+        self.n = total
+        if len(y):
+            self.y_min = min(self.y_min, float(y.min()))
+            self.y_max = max(self.y_max, float(y.max()))
+
+    def minmax(self):
+        has_zero = self.count < self.n
+        vmin = np.where(has_zero, np.minimum(self.vmin, 0.0), self.vmin)
+        vmax = np.where(has_zero, np.maximum(self.vmax, 0.0), self.vmax)
+        return vmin, vmax
+
+
+def fit_scaling(blocks, lower=-1.0, upper=1.0, y_range=None, standardize=False):
+    """Scaling fitted on an iterable of (X, y) blocks; returns (Scaling, n_rows, nnz)."""
+    stats = _Stats()
+    for X, y in blocks:
+        stats.add(X, y)
+    if stats.n == 0:
+        raise ScaleError("no data (the file is empty or has only comments)")
+    y = None
+    if y_range is not None:
+        y = (float(y_range[0]), float(y_range[1]), stats.y_min, stats.y_max)
+    if standardize:
+        sd = np.sqrt(np.maximum(stats.m2 / stats.n, 0.0))
+        return Scaling("standardize", stats.mean, sd, sd > 0, y=y), stats.n, stats.nnz
+    vmin, vmax = stats.minmax()
+    return Scaling("minmax", vmin, vmax, vmin != vmax, lower, upper, y), stats.n, stats.nnz
+
+
+# ---------------------------------------------------------------------------------------------
+# Transform (second pass)
+# ---------------------------------------------------------------------------------------------
+
+def transform(scaling, X, y):
+    """(X', y') for a block: CSR with scaling.width columns, zeros not stored."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.sort_indices()
+    n, width = X.shape[0], scaling.width
+    if X.shape[1] > width:
+        X = X[:, :width]
+    elif X.shape[1] < width:
+        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(n, width))
+    keep = scaling.keep
+    rows = np.repeat(np.arange(n), np.diff(X.indptr))
+    cols, vals = X.indices, X.data
+    sel = keep[cols]
+    rows, cols, vals = rows[sel], cols[sel], scaling.values(vals[sel], cols[sel])
+    kept = np.flatnonzero(keep)
+    zero_value = scaling.values(np.zeros(len(kept)), kept)
+    dense = kept[zero_value != 0]
+    out = sp.csr_matrix((vals, (rows, cols)), shape=(n, width))
+    if len(dense):
+        z = zero_value[zero_value != 0]
+        pos = np.full(width, -1)
+        pos[dense] = np.arange(len(dense))
+        fill_rows = max(1, MAX_FILL_ENTRIES // len(dense))
+        parts = []
+        for start in range(0, n, fill_rows):
+            stop = min(n, start + fill_rows)
+            fill = np.tile(z, (stop - start, 1))
+            inside = (rows >= start) & (rows < stop) & (pos[cols] >= 0)
+            fill[rows[inside] - start, pos[cols[inside]]] = 0.0    # explicit values win
+            F = sp.csr_matrix(fill)
+            parts.append(sp.csr_matrix((F.data, dense[F.indices], F.indptr),
+                                       shape=(stop - start, width)))
+        out = out + sp.vstack(parts, format="csr")
+    out.eliminate_zeros()
+    out.sort_indices()
+    return out, scaling.labels(np.asarray(y, dtype=np.float64))
+
+
+def _short(v):
+    text = repr(v)
+    return text[:-2] if text.endswith(".0") else text
+
+
+def format_rows(X, y):
+    """LIBSVM-format text of (X, y): ``label index:value ...`` per row, no trailing space."""
+    n = X.shape[0]
+    if n == 0:
+        return ""
+    indptr = X.indptr
+    nnz = len(X.data)
+    uniq, inv = np.unique(X.data, return_inverse=True)
+    value_text = np.array([_short(v) for v in uniq.tolist()] or [""], dtype=object)
+    used = np.unique(X.indices)
+    prefix = np.empty(X.shape[1] if X.shape[1] else 1, dtype=object)
+    prefix[used] = [f" {j + 1}:" for j in used.tolist()]
+    tokens = np.empty(nnz + 2 * n, dtype=object)
+    label_pos = indptr[:-1] + 2 * np.arange(n)
+    end_pos = indptr[1:] + 2 * np.arange(n) + 1
+    feature_pos = np.ones(nnz + 2 * n, dtype=bool)
+    feature_pos[label_pos] = False
+    feature_pos[end_pos] = False
+    tokens[label_pos] = [format_label(v) for v in np.asarray(y).tolist()]
+    tokens[end_pos] = "\n"
+    if nnz:
+        tokens[feature_pos] = prefix[X.indices] + value_text[inv.ravel()]
+    return "".join(tokens.tolist())
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameter files
+# ---------------------------------------------------------------------------------------------
+
+def dumps_scaling(scaling):
+    out = []
+    if scaling.y is not None:
+        out += ["y", "%.17g %.17g" % scaling.y[:2], "%.17g %.17g" % scaling.y[2:]]
+    if scaling.kind == "standardize":
+        out.append("standardize")
+    else:
+        out += ["x", "%.17g %.17g" % (scaling.lower, scaling.upper)]
+    for j in np.flatnonzero(scaling.keep).tolist():
+        out.append("%d %.17g %.17g" % (j + 1, scaling.a[j], scaling.b[j]))
+    return "\n".join(out) + "\n"
+
+
+def load_scaling(path):
+    """Read an svm-scale parameter file (or our standardisation file)."""
+    stream = open_input(path, error=lambda p, line, msg: ScaleError(f"{p}: {msg}"))
+    try:
+        raw = stream.read()
+    finally:
+        stream.close()
+    try:
+        lines = raw.decode("ascii").splitlines()
+    except UnicodeDecodeError:
+        raise ScaleError(f"{path}: not a scaling parameter file (not plain text)") from None
+
+    def fail(no, msg):
+        raise ScaleError(f"{path}:{no}: {msg}")
+
+    def numbers(no, count, what):
+        parts = lines[no - 1].split() if no <= len(lines) else []
+        if len(parts) != count:
+            fail(no, f"expected {what}")
+        try:
+            vals = [float(p) for p in parts]
+        except ValueError:
+            fail(no, f"expected {what}, got {lines[no - 1].strip()!r}")
+        if not all(math.isfinite(v) for v in vals):
+            fail(no, f"{what} must be finite")
+        return vals
+
+    no = 1
+    y = None
+    if lines and lines[0].strip() == "y":
+        y_lower, y_upper = numbers(2, 2, "y_lower y_upper")
+        y_min, y_max = numbers(3, 2, "y_min y_max")
+        y = (y_lower, y_upper, y_min, y_max)
+        no = 4
+    if no > len(lines):
+        fail(no, "missing 'x' (or 'standardize') section")
+    head = lines[no - 1].strip()
+    if head == "x":
+        kind = "minmax"
+        lower, upper = numbers(no + 1, 2, "lower upper")
+        no += 2
+    elif head == "standardize":
+        kind, lower, upper = "standardize", -1.0, 1.0
+        no += 1
+    else:
+        fail(no, f"expected 'x' or 'standardize', got {head[:40]!r}")
+    entries = {}
+    prev = 0
+    for i in range(no, len(lines) + 1):
+        if not lines[i - 1].strip():
+            continue
+        parts = lines[i - 1].split()
+        if len(parts) != 3 or not parts[0].lstrip("+").isdigit():
+            fail(i, "expected 'index min max'" if kind == "minmax" else "expected 'index mean sd'")
+        index = int(parts[0])
+        if index <= prev:
+            fail(i, f"indices must be ascending and >= 1, got {index}")
+        a, b = numbers(i, 3, "index and two numbers")[1:]
+        if kind == "standardize" and not b > 0:
+            fail(i, f"sd must be positive, got {b:g}")
+        entries[index] = (a, b)
+        prev = index
+    width = prev
+    a, b = np.zeros(width), np.zeros(width)
+    keep = np.zeros(width, dtype=bool)
+    for index, (lo, hi) in entries.items():
+        a[index - 1], b[index - 1] = lo, hi
+        keep[index - 1] = lo != hi if kind == "minmax" else True
+    return Scaling(kind, a, b, keep, lower, upper, y)

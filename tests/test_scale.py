@@ -1,0 +1,171 @@
+"""bsvm-scale (issue 9): svm-scale's rules checked against an independent numpy computation, the
+scaler bundled with libsvm-official's Python package (commonutil.csr_find_scale_param /
+csr_scale; the pip package ships no svm-scale binary), a hand-computed case, -s/-r round trips,
+standardisation, errors, and the must-show a9a pipeline."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from budgetsvm import io
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+HEART = REPO / "data" / "heart_scale.xz"
+
+
+def scale(*args, cwd=None, stdin=None):
+    return subprocess.run([sys.executable, "-m", "budgetsvm.cli.scale", *map(str, args)],
+                          cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120)
+
+
+def parse(text, tmp_path, n_features=None):
+    path = tmp_path / "parsed"
+    path.write_text(text)
+    return io.read_problem(path, n_features=n_features)
+
+
+def numpy_minmax(X, lower, upper, fmin=None, fmax=None):
+    D = X.toarray()
+    fmin = D.min(axis=0) if fmin is None else fmin
+    fmax = D.max(axis=0) if fmax is None else fmax
+    keep = fmin != fmax
+    out = np.zeros_like(D)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mid = lower + (upper - lower) * (D - fmin) / (fmax - fmin)
+    out = np.where(D == fmin, lower, np.where(D == fmax, upper, mid))
+    out[:, ~keep] = 0.0
+    return out, fmin, fmax
+
+
+HAND = "1 1:2 3:4\n-1 2:1 3:2\n1 1:4 2:3\n"
+
+
+def test_hand_computed_case(tmp_path):
+    # feature 1: values 2, 0, 4 -> [0, 4]; feature 2: 0, 1, 3 -> [0, 3]; feature 3: 4, 2, 0.
+    (tmp_path / "d").write_text(HAND)
+    r = scale("-s", "p", "d", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("1 2:-1 3:1\n"
+                        "-1 1:-1 2:-0.33333333333333337\n"
+                        "1 1:1 2:1 3:-1\n")
+    assert (tmp_path / "p").read_text() == "x\n-1 1\n1 0 4\n2 0 3\n3 0 4\n"
+    r = scale("-l", "0", "d", cwd=tmp_path)
+    assert r.stdout == "1 1:0.5 3:1\n-1 2:0.3333333333333333 3:0.5\n1 1:1 2:1\n"
+    r = scale("-l", "0", "-y", "0", "1", "d", cwd=tmp_path)
+    assert [line.split()[0] for line in r.stdout.splitlines()] == ["1", "0", "1"]
+
+
+@pytest.mark.parametrize("bounds", [(-1.0, 1.0), (0.0, 1.0), (-2.0, 5.0)])
+def test_matches_numpy_and_libsvm_commonutil(tmp_path, bounds):
+    lower, upper = bounds
+    X, y = io.read_problem(HEART)
+    r = scale("-l", lower, "-u", upper, HEART, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    Xs, ys = parse(r.stdout, tmp_path, n_features=X.shape[1])
+    np.testing.assert_array_equal(ys, y)
+    expected, _, _ = numpy_minmax(X, lower, upper)
+    np.testing.assert_allclose(Xs.toarray(), expected, rtol=0, atol=1e-15)
+    commonutil = pytest.importorskip("libsvm.commonutil")
+    param = commonutil.csr_find_scale_param(sp.csr_matrix(X), lower=lower, upper=upper)
+    theirs = commonutil.csr_scale(sp.csr_matrix(X), param).toarray()
+    np.testing.assert_allclose(Xs.toarray(), theirs, rtol=0, atol=1e-12)
+
+
+def test_restore_reproduces_training_transform(tmp_path):
+    X, y = io.read_problem(HEART)
+    train = scale("-s", "p", HEART, cwd=tmp_path)
+    again = scale("-r", "p", HEART, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == train.stdout                      # byte-identical
+    # A test set: other rows, values outside the training range are extrapolated.
+    D = X.toarray()[:50] * 1.5
+    (tmp_path / "t").write_text("".join(
+        f"{int(label)} " + " ".join(f"{j + 1}:{v!r}" for j, v in enumerate(row) if v) + "\n"
+        for label, row in zip(y[:50].tolist(), D.tolist())))
+    test = scale("-r", "p", "t", cwd=tmp_path)
+    Ts, _ = parse(test.stdout, tmp_path, n_features=X.shape[1])
+    _, fmin, fmax = numpy_minmax(X, -1.0, 1.0)
+    expected, _, _ = numpy_minmax(sp.csr_matrix(D), -1.0, 1.0, fmin, fmax)
+    np.testing.assert_allclose(Ts.toarray(), expected, rtol=0, atol=1e-15)
+
+
+def test_restore_keeps_training_width_and_drops_unknown_features(tmp_path):
+    (tmp_path / "d").write_text(HAND)
+    assert scale("-l", "0", "-s", "p", "d", cwd=tmp_path).returncode == 0
+    # Feature 3 absent and feature 9 unknown: 9 is dropped; an absent feature counts as 0.
+    (tmp_path / "t").write_text("1 1:1 9:5\n")
+    r = scale("-r", "p", "t", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "1 1:0.25\n"
+    assert scale("-r", "p", "t", cwd=tmp_path).stdout == \
+        scale("-r", "p", "-", cwd=tmp_path, stdin="1 1:1 9:5\n").stdout
+
+
+def test_stdin_is_buffered_for_two_passes(tmp_path):
+    (tmp_path / "d").write_text(HAND)
+    from_file = scale("d", cwd=tmp_path)
+    from_stdin = scale("-", cwd=tmp_path, stdin=HAND)
+    assert from_stdin.returncode == 0, from_stdin.stderr
+    assert from_stdin.stdout == from_file.stdout
+
+
+def test_y_section_round_trip(tmp_path):
+    (tmp_path / "d").write_text("3 1:1\n5 1:2\n9 1:3\n")
+    r = scale("-y", "-1", "1", "-s", "p", "d", cwd=tmp_path)
+    assert (tmp_path / "p").read_text() == "y\n-1 1\n3 9\nx\n-1 1\n1 1 3\n"
+    assert [float(line.split()[0]) for line in r.stdout.splitlines()] == [-1, -1 + 2 * 2 / 6, 1]
+    assert scale("-r", "p", "d", cwd=tmp_path).stdout == r.stdout
+
+
+def test_standardize(tmp_path):
+    X, y = io.read_problem(HEART)
+    r = scale("--standardize", "-s", "p", HEART, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    Xs, _ = parse(r.stdout, tmp_path, n_features=X.shape[1])
+    D = X.toarray()
+    sd = D.std(axis=0)
+    expected = np.where(sd > 0, (D - D.mean(axis=0)) / np.where(sd > 0, sd, 1), 0.0)
+    np.testing.assert_allclose(Xs.toarray(), expected, rtol=0, atol=1e-12)
+    assert (tmp_path / "p").read_text().startswith("standardize\n")
+    assert scale("-r", "p", HEART, cwd=tmp_path).stdout == r.stdout
+
+
+@pytest.mark.parametrize("args,status,text", [
+    (["-s", "p", "-r", "p", "d"], 2, "simultaneously"),
+    (["-l", "1", "-u", "0", "d"], 2, "lower/upper"),
+    (["-r", "missing", "d"], 1, "missing"),
+    (["-r", "bad", "d"], 1, "bad:1"),
+    (["nosuchfile"], 1, "nosuchfile"),
+])
+def test_errors(tmp_path, args, status, text):
+    (tmp_path / "d").write_text(HAND)
+    (tmp_path / "p").write_text("x\n-1 1\n1 0 4\n")
+    (tmp_path / "bad").write_text("1 2 3\n")
+    r = scale(*args, cwd=tmp_path)
+    assert r.returncode == status
+    assert text in r.stderr
+    if status == 1:
+        assert len(r.stderr.strip().splitlines()) == 1
+        assert r.stdout == ""
+
+
+def test_must_show_a9a_scale_train_predict(tmp_path):
+    a9a, a9a_t = REPO / "data" / "a9a.xz", REPO / "data" / "a9a.t.xz"
+    train = scale("-s", "p", a9a, cwd=tmp_path)
+    assert train.returncode == 0, train.stderr
+    (tmp_path / "a9a.s").write_text(train.stdout)
+    test = scale("-r", "p", a9a_t, cwd=tmp_path)
+    assert test.returncode == 0, test.stderr
+    (tmp_path / "a9a.t.s").write_text(test.stdout)
+    r = subprocess.run([str(BIN / "bsvm-train"), "-q", "-s", "dcd", "a9a.s", "m"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([str(BIN / "bsvm-predict"), "a9a.t.s", "m", "out"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    accuracy = float(r.stdout.split("=")[1].split("%")[0])
+    assert accuracy > 84.0
