@@ -19,8 +19,13 @@ def _solver_function(name):
     if name in ("dcd", "acf"):
         from budgetsvm.linear import train_linear
         return train_linear
-    raise ParameterError(f"-s {name}: this solver is not available yet in this version; "
-                         "use -s dcd")
+    if name == "ww":
+        from budgetsvm.ww import train_ww
+        return train_ww
+    if name == "bsgd":
+        from budgetsvm.kernel_solvers import train_bsgd
+        return train_bsgd
+    raise ParameterError(f"-s {name}: this solver is not available yet in this version")
 
 
 def check_solver(name):

@@ -163,9 +163,13 @@ def test_bad_options_exit_2_naming_the_option(tmp_path, args, option):
     assert not (tmp_path / "m").exists()
 
 
-def test_missing_solver_is_a_usage_error(tmp_path):
-    result = run("bsvm-train", DATA / "heart_scale.xz", tmp_path / "m")
-    assert result.returncode == 2 and "-s" in result.stderr.decode()
+def test_default_solver_is_budgeted_rbf_svm(tmp_path):
+    # svm-train's default is an RBF C-SVC; ours is BSGD with the RBF kernel and gamma 1/13
+    result = run("bsvm-train", "-q", "--budget", "50", DATA / "heart_scale.xz", tmp_path / "m")
+    assert result.returncode == 0, result.stderr.decode()
+    header = (tmp_path / "m").read_text().split("\nSV\n")[0]
+    assert "solver bsgd" in header and "kernel_type rbf" in header
+    assert f"gamma {1 / 13!r}" in header
 
 
 def test_m_option_is_accepted_with_a_notice(tmp_path):

@@ -135,7 +135,7 @@ def command(folds, quiet, probability, model_format, zero_based, training_file, 
     """Train an SVM on TRAINING_FILE (LIBSVM format; .gz/.bz2/.xz or - for stdin) and write
     MODEL_FILE (default: the training file's base name + .model; - for stdout)."""
     if options["solver"] is None:
-        raise click.UsageError("choose a solver with -s (available in this version: dcd)")
+        options["solver"] = "bsgd"     # svm-train's default is an RBF kernel SVM
     if options["cache_mb"] is not None:
         info("notice: -m (kernel cache size) has no effect: budgetsvm keeps no kernel cache",
              quiet)

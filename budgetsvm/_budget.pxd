@@ -1,0 +1,99 @@
+# Support-vector store and budget maintenance shared by the budgeted kernel solvers (BSGD now,
+# BSCA later), ALGORITHMS.md §1.2 and §1.5.
+#
+# Representation (one Store, buffers owned by the SVStore object that wraps it):
+#
+#   X       float64 (d, cap), feature-major: X[k*cap + j] is feature k of SV slot j. A margin
+#           evaluation of a sparse row x against the n stored SVs is nnz(x) contiguous axpys of
+#           length n (budgetsvm/_kernels.pxd): O(n·nnz(x)), no Python, no allocation.
+#   sq      float64 (cap,)  cached ‖x̃_j‖²;   kd float64 (cap,) cached k(x̃_j, x̃_j)
+#   A       float64 (cap, nr_coef), row-major: stored coefficients a_j (binary, nr_coef = 1) or
+#           coefficient vectors A_j (Crammer–Singer, nr_coef = k). Any sign: the solver decides
+#           what they mean (BSGD: true α_j = s·a_j with its global scale s; BSCA: β_j).
+#   origin  int64 (cap,)  training row an entry came from, −1 for a merged point
+#   stamp   int64 (cap,)  insertion counter. Deletion moves the last slot into the hole (O(d)),
+#           so slots are not in list order; the stamp *is* the list order of ALGORITHMS.md
+#           (appended at the end, merged z appended at the end) and breaks every tie
+#           ("lowest list position" = smallest stamp = oldest).
+#   G       float64 (cap, cap), projection only: inverse of the kernel matrix of the stored SVs
+#           (slot-indexed like X), kept by bordering/downdating in O(B²) per step (§1.5.2).
+#
+# cap = B + 1: an insertion may take the store to B + 1 entries, maintenance brings it back to B.
+# Memory: 8·d·(B+1) bytes for X, 8·(B+1)·(nr_coef + 4) for the per-SV arrays, plus
+# 8·(B+1)² for G with projection; scratch is O(B + d). Example: mnist (d = 780), B = 500:
+# 3.1 MB; a9a (d = 123): 0.5 MB. A very wide sparse problem (d ≥ 10⁶) needs a sparse store,
+# which this representation does not offer.
+from libc.stdint cimport int32_t, int64_t
+
+from budgetsvm._kernels cimport Kernel
+
+cdef enum Maintenance:
+    MAINT_REMOVAL = 0
+    MAINT_PROJECTION = 1
+    MAINT_MERGE = 2
+
+cdef enum MergeSearch:
+    SEARCH_GSS = 0            # GSS on [0,1], ε = 0.01 (seed 002's "GSS-standard")
+    SEARCH_GSS_PRECISE = 1    # robust GSS (half interval), ε = 1e-10
+    # SEARCH_LOOKUP_H = 2, SEARCH_LOOKUP_WD = 3 arrive with lookup merging (§2)
+
+
+ctypedef struct Store:
+    Kernel kernel
+    Py_ssize_t d              # number of features
+    Py_ssize_t cap            # number of slots (budget + 1)
+    Py_ssize_t budget
+    Py_ssize_t n              # stored SVs, 0 <= n <= cap
+    Py_ssize_t nr_coef
+    int maintenance           # a Maintenance
+    int merge_search          # a MergeSearch
+    double* X                 # (d, cap)
+    double* sq                # (cap,)
+    double* kd                # (cap,)
+    double* A                 # (cap, nr_coef)
+    int64_t* origin           # (cap,)
+    int64_t* stamp            # (cap,)
+    int64_t next_stamp
+    double* G                 # (cap, cap) or NULL
+    # scratch (no allocation per step)
+    double* row               # (cap,) a kernel row of a stored SV
+    double* row2              # (cap,)
+    double* u                 # (cap,)
+    double* vec               # (max(cap, nr_coef) ,) per-class / per-slot temporaries
+    double* vec2              # (max(cap, nr_coef),)
+    double* zcol              # (d,)
+    double* nzval             # (d,) nonzeros of one stored column
+    int32_t* nzind            # (d,)
+    double* work              # (cap, cap) projection refactorisation, or NULL
+    double inspan_tol         # in-span threshold on the Schur complement (relative to κ₀)
+    # ‖w‖² tracking (budgeted margin perceptron): Q = Σ_r ‖Σ_j A_j^(r) φ(x̃_j)‖²
+    bint track_q
+    double Q
+    # counters
+    int64_t n_maintenance     # maintenance events (|M| reached B + 1)
+    int64_t n_merges
+    int64_t n_removals
+    int64_t n_projections     # maintenance by projection
+    int64_t n_inspan          # new points projected at once (Schur complement ≤ 1e-10·κ₀)
+    int64_t n_refactor        # projection inverse recomputed from scratch
+    int64_t n_since_refactor
+    double wd_total           # Σ of the weight degradations (stored units)
+
+
+cdef class SVStore:
+    cdef Store st
+    cdef object _arrays       # the numpy buffers behind the pointers of st
+
+    cdef void reset(self) noexcept nogil
+
+
+cdef bint store_insert(Store* st, const double* xval, const int32_t* xind, Py_ssize_t nnz,
+                       double xsq, const double* coef, int64_t origin,
+                       const double* krow) noexcept nogil
+cdef void store_maintain(Store* st) noexcept nogil
+cdef void store_scale(Store* st, double factor) noexcept nogil
+cdef void store_sv_kernel_row(Store* st, Py_ssize_t p, double* out) noexcept nogil
+cdef double merge_eval(Store* st, Py_ssize_t m, Py_ssize_t n, double logk, int method,
+                       double* h_out, double* az_out) noexcept nogil
+cdef double gss_max(double a1, double a2, double logk, double lo, double hi, double eps,
+                    int* iters) noexcept nogil

@@ -1,0 +1,755 @@
+"""Support-vector store and budget maintenance (removal, projection, merging), ALGORITHMS.md §1.5.
+
+The representation and its memory bound are described in budgetsvm/_budget.pxd. Maintenance is
+triggered when an insertion takes the store to B + 1 entries and brings it back to B, greedily
+keeping the weight degradation WD = ‖w_before − w_after‖² small (seed 001, eq. (12); for
+several coefficient columns WD = Σ_r ‖Δ^(r)‖²):
+
+* removal     delete p = argmin_j ‖A_j‖²·k(x̃_j,x̃_j); WD = ‖A_p‖²·k_pp.
+* projection  project φ(x̃_p) onto the span of the other SVs (seed 001 eqs. (14)–(15)) with the
+              inverse G = K⁻¹ kept by bordering on insertion and downdating on deletion, O(B²)
+              per step (ALGORITHMS.md §1.5.2 steps 1–5).
+* merge       (Gaussian kernel) replace α_mφ(x̃_m) + α_nφ(x̃_n) by α_zφ(z), z = h x̃_m + (1−h) x̃_n;
+              m = the smallest SV, n = the partner of least WD (seed 001 §6.3, eqs. (16)–(19)),
+              h by golden-section search (GSS, ε = 0.01), the winner placed again by a robust
+              GSS at ε = 1e-3 (reference code of seeds 000/002).
+
+Every formula is 1-homogeneous in the coefficients, so the store works on stored coefficients
+of either sign whatever global scale the solver keeps (BSGD: α = s·a; BSCA: β, s = 1).
+Binary merging pairs coefficients of the same *sign* (§3.3), which for BSGD is the same class.
+
+Scan and per-candidate evaluation are separate: ``merge_eval`` returns h, α_z and WD for one
+pair and switches on the search method, so lookup tables (§2) plug in there.
+"""
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport INFINITY, exp, fabs, sqrt
+from libc.stdint cimport int32_t, int64_t
+
+from budgetsvm._kernels cimport (KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, Kernel,
+                                 dots_sparse_vs_columns, kernel_from_dot, kernel_row_from_dots,
+                                 kernel_row_sparse, kernel_self)
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    /* (sqrt(5) - 1) / 2, the golden-section ratio */
+    #define BSVM_RHO 0.6180339887498948482
+    /* GSS tolerances on the interval length (ALGORITHMS.md §0.6) */
+    #define BSVM_GSS_EPS 0.01
+    #define BSVM_GSS_PRECISE_EPS 1e-10
+    #define BSVM_GSS_FINAL_EPS 1e-3
+    /* A new point whose Schur complement is <= this * k(x,x) is in the span (§1.5.2).
+       ALGORITHMS.md §1.5.2 says 1e-10; measured on a9a (C = 32, γ = 2^-7, B = 500, 5 epochs)
+       that lets cond(K) reach ~1e21, the incremental inverse degrades (‖GK − I‖ ≈ 1) and test
+       accuracy drops to 65.5 %; with 1e-6, cond(K) stays ~1e7, ‖GK − I‖ ≈ 1e-6 and accuracy is
+       83.7 %. SVStore(inspan_tol=1e-10) restores the specified value. */
+    #define BSVM_INSPAN_TOL 1e-6
+    /* multi-class merge: class r is skipped when |A_m + A_n| <= this * (|A_m| + |A_n|) */
+    #define BSVM_ZERO_SUM_TOL 1e-12
+    /* search method of the final placement of a chosen merge pair (internal) */
+    #define BSVM_SEARCH_FINAL (-1)
+    """
+    double RHO "BSVM_RHO"
+    double GSS_EPS "BSVM_GSS_EPS"
+    double GSS_PRECISE_EPS "BSVM_GSS_PRECISE_EPS"
+    double GSS_FINAL_EPS "BSVM_GSS_FINAL_EPS"
+    double INSPAN_TOL "BSVM_INSPAN_TOL"
+    double ZERO_SUM_TOL "BSVM_ZERO_SUM_TOL"
+    int SEARCH_FINAL "BSVM_SEARCH_FINAL"
+
+KERNEL_KINDS = {"linear": KERNEL_LINEAR, "poly": KERNEL_POLY, "rbf": KERNEL_RBF,
+                "sigmoid": KERNEL_SIGMOID}
+MAINTENANCE_KINDS = {"removal": MAINT_REMOVAL, "projection": MAINT_PROJECTION,
+                     "merge": MAINT_MERGE}
+MERGE_SEARCH_KINDS = {"gss": SEARCH_GSS, "gss-precise": SEARCH_GSS_PRECISE}
+
+
+# ---------------------------------------------------------------------------------------------
+# Golden-section search and the per-candidate merge evaluation
+# ---------------------------------------------------------------------------------------------
+
+cdef inline double _merge_objective(double a1, double a2, double logk, double h) noexcept nogil:
+    # F(h) = a1 κ^((1−h)²) + a2 κ^(h²), κ = exp(logk)
+    return a1 * exp(logk * (1.0 - h) * (1.0 - h)) + a2 * exp(logk * h * h)
+
+
+cdef double gss_max(double a1, double a2, double logk, double lo, double hi, double eps,
+                    int* iters) noexcept nogil:
+    """Golden-section search for the maximum of F(h) = a1 κ^((1−h)²) + a2 κ^(h²) on [lo, hi].
+
+    Runs while b − a ≥ eps and returns (a + b)/2 (ALGORITHMS.md §1.5.3): on [0,1] that is 10
+    iterations for eps = 0.01 and 48 for eps = 1e-10. iters (may be NULL) gets the count.
+    """
+    cdef double a = lo, b = hi
+    cdef double p = b - RHO * (b - a), q = a + RHO * (b - a)
+    cdef double Fp = _merge_objective(a1, a2, logk, p), Fq = _merge_objective(a1, a2, logk, q)
+    cdef int it = 0
+    while b - a >= eps:
+        if Fp >= Fq:
+            b = q
+            q = p
+            Fq = Fp
+            p = b - RHO * (b - a)
+            Fp = _merge_objective(a1, a2, logk, p)
+        else:
+            a = p
+            p = q
+            Fp = Fq
+            q = a + RHO * (b - a)
+            Fq = _merge_objective(a1, a2, logk, q)
+        it += 1
+    if iters != NULL:
+        iters[0] = it
+    return 0.5 * (a + b)
+
+
+cdef inline double _binary_h(double m, double logk, int method) noexcept nogil:
+    # h* = argmax_h m κ^((1−h)²) + (1−m) κ^(h²)
+    if logk == 0.0:
+        return 0.5                     # κ = 1: identical points, any h; take ½
+    if method == SEARCH_GSS:
+        return gss_max(m, 1.0 - m, logk, 0.0, 1.0, GSS_EPS, NULL)
+    # Robust variant: the global maximum lies on the side of the larger weight (§1.5.3).
+    cdef double eps = GSS_PRECISE_EPS if method == SEARCH_GSS_PRECISE else GSS_FINAL_EPS
+    if m >= 0.5:
+        return gss_max(m, 1.0 - m, logk, 0.5, 1.0, eps, NULL)
+    return gss_max(m, 1.0 - m, logk, 0.0, 0.5, eps, NULL)
+
+
+cdef double merge_eval(Store* st, Py_ssize_t m, Py_ssize_t n, double logk, int method,
+                       double* h_out, double* az_out) noexcept nogil:
+    """Merge of stored SVs m and n (log κ = −γ‖x̃_m − x̃_n‖² given): h, α_z and WD.
+
+    Writes h to h_out and the nr_coef merged coefficients to az_out; returns WD in stored
+    units. method: SEARCH_GSS / SEARCH_GSS_PRECISE for the scan, SEARCH_FINAL for the final
+    placement (robust GSS at ε = 1e-3). This is the one place a lookup table replaces.
+    Binary callers guarantee that A_m and A_n share their sign (so m ∈ (0,1]).
+    """
+    cdef Py_ssize_t r, nc = st.nr_coef
+    cdef const double* Am = st.A + m * nc
+    cdef const double* An = st.A + n * nc
+    cdef double kappa = exp(logk), h, km, kn, wd = 0.0, a1 = 0.0, a2 = 0.0, ssum, mr, eps
+    cdef bint any_class = False
+    if nc == 1:
+        # Binary: m = α_m/(α_m+α_n); α_z = α_m κ^((1−h)²) + α_n κ^(h²);
+        # WD = α_m² + α_n² − α_z² + 2 α_m α_n κ
+        h = _binary_h(Am[0] / (Am[0] + An[0]), logk, method)
+        km = exp(logk * (1.0 - h) * (1.0 - h))
+        kn = exp(logk * h * h)
+        az_out[0] = Am[0] * km + An[0] * kn
+        h_out[0] = h
+        return Am[0] * Am[0] + An[0] * An[0] - az_out[0] * az_out[0] + 2.0 * Am[0] * An[0] * kappa
+    # Multi-class (seed 001 §6.3): F(h) = a1 κ^((1−h)²) + a2 κ^(h²) with a1 = Σ_r m^(r),
+    # a2 = Σ_r (1 − m^(r)) over the classes whose sum A_m^(r) + A_n^(r) is not (numerically) 0.
+    for r in range(nc):
+        ssum = Am[r] + An[r]
+        if fabs(ssum) > ZERO_SUM_TOL * (fabs(Am[r]) + fabs(An[r])):
+            mr = Am[r] / ssum
+            a1 += mr
+            a2 += 1.0 - mr
+            any_class = True
+    if not any_class or logk == 0.0:
+        h = 0.5
+    else:
+        eps = GSS_EPS if method == SEARCH_GSS else (
+            GSS_PRECISE_EPS if method == SEARCH_GSS_PRECISE else GSS_FINAL_EPS)
+        if a1 > 0.0 and a2 > 0.0:
+            h = gss_max(a1, a2, logk, 0.0, 1.0, eps, NULL)
+        elif a1 > 0.0:
+            h = gss_max(a1, a2, logk, 1.0, 6.0, eps, NULL)
+        else:
+            h = gss_max(a1, a2, logk, -5.0, 0.0, eps, NULL)
+    km = exp(logk * (1.0 - h) * (1.0 - h))
+    kn = exp(logk * h * h)
+    for r in range(nc):
+        # WD = Σ_r (A_m² + A_n² + 2κ A_m A_n − A_z²)
+        az_out[r] = Am[r] * km + An[r] * kn
+        wd += Am[r] * Am[r] + An[r] * An[r] + 2.0 * kappa * Am[r] * An[r] - az_out[r] * az_out[r]
+    h_out[0] = h
+    return wd
+
+
+# ---------------------------------------------------------------------------------------------
+# Store primitives
+# ---------------------------------------------------------------------------------------------
+
+cdef inline double _coef_sqnorm(const Store* st, Py_ssize_t j) noexcept nogil:
+    # ‖A_j‖²
+    cdef Py_ssize_t r
+    cdef double v = 0.0
+    cdef const double* a = st.A + j * st.nr_coef
+    for r in range(st.nr_coef):
+        v += a[r] * a[r]
+    return v
+
+
+cdef Py_ssize_t _gather_column(Store* st, Py_ssize_t p) noexcept nogil:
+    # nzind, nzval = np.nonzero(X[:, p]), X[nonzero, p]
+    cdef Py_ssize_t k, nnz = 0
+    cdef double v
+    for k in range(st.d):
+        v = st.X[k * st.cap + p]
+        if v != 0.0:
+            st.nzind[nnz] = <int32_t>k
+            st.nzval[nnz] = v
+            nnz += 1
+    return nnz
+
+
+cdef void store_sv_kernel_row(Store* st, Py_ssize_t p, double* out) noexcept nogil:
+    """out[j] = k(x̃_p, x̃_j) for all stored j (O(n·nnz(x̃_p)))."""
+    cdef Py_ssize_t nnz = _gather_column(st, p)
+    kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, st.nzval, st.nzind, nnz, st.sq[p],
+                      out)
+
+
+cdef void _model_dot_row(const Store* st, const double* krow, double* g) noexcept nogil:
+    # g[r] = Σ_j A[j, r] krow[j]     (g = A[:n].T @ krow)
+    cdef Py_ssize_t j, r, nc = st.nr_coef
+    cdef const double* a
+    for r in range(nc):
+        g[r] = 0.0
+    for j in range(st.n):
+        a = st.A + j * nc
+        for r in range(nc):
+            g[r] += a[r] * krow[j]
+
+
+cdef void _append_sparse(Store* st, const double* xval, const int32_t* xind, Py_ssize_t nnz,
+                         double xsq, const double* coef, int64_t origin) noexcept nogil:
+    # X[:, n] = x; A[n] = coef; n += 1
+    cdef Py_ssize_t k, r, j = st.n
+    for k in range(st.d):
+        st.X[k * st.cap + j] = 0.0
+    for k in range(nnz):
+        st.X[<Py_ssize_t>xind[k] * st.cap + j] = xval[k]
+    st.sq[j] = xsq
+    st.kd[j] = kernel_self(&st.kernel, xsq)
+    for r in range(st.nr_coef):
+        st.A[j * st.nr_coef + r] = coef[r]
+    st.origin[j] = origin
+    st.stamp[j] = st.next_stamp
+    st.next_stamp += 1
+    st.n += 1
+
+
+cdef void _append_dense(Store* st, const double* z, const double* coef,
+                        int64_t origin) noexcept nogil:
+    # X[:, n] = z (dense, length d); A[n] = coef; n += 1
+    cdef Py_ssize_t k, r, j = st.n
+    cdef double zsq = 0.0
+    for k in range(st.d):
+        st.X[k * st.cap + j] = z[k]
+        zsq += z[k] * z[k]
+    st.sq[j] = zsq
+    st.kd[j] = kernel_self(&st.kernel, zsq)
+    for r in range(st.nr_coef):
+        st.A[j * st.nr_coef + r] = coef[r]
+    st.origin[j] = origin
+    st.stamp[j] = st.next_stamp
+    st.next_stamp += 1
+    st.n += 1
+
+
+cdef void _delete(Store* st, Py_ssize_t p) noexcept nogil:
+    # Delete slot p: the last slot moves into the hole (list order lives in stamp).
+    cdef Py_ssize_t k, r, i, last = st.n - 1, cap = st.cap
+    if p != last:
+        for k in range(st.d):
+            st.X[k * cap + p] = st.X[k * cap + last]
+        st.sq[p] = st.sq[last]
+        st.kd[p] = st.kd[last]
+        for r in range(st.nr_coef):
+            st.A[p * st.nr_coef + r] = st.A[last * st.nr_coef + r]
+        st.origin[p] = st.origin[last]
+        st.stamp[p] = st.stamp[last]
+        if st.G != NULL:
+            # G[p, :] = G[last, :]; G[:, p] = G[:, last]   (G[p,p] ends as G[last,last])
+            for i in range(st.n):
+                st.G[p * cap + i] = st.G[last * cap + i]
+            for i in range(st.n):
+                st.G[i * cap + p] = st.G[i * cap + last]
+    st.n = last
+
+
+cdef Py_ssize_t _smallest(const Store* st, bint by_sign) noexcept nogil:
+    """argmin_j ‖A_j‖²·k(x̃_j,x̃_j), ties to the oldest entry (smallest stamp).
+
+    by_sign (binary merging): only entries whose sign class (A ≥ 0 / A < 0) has at least two
+    members are eligible, i.e. the smallest SV that has a merge partner (§1.5.3). Returns −1
+    when nothing is eligible.
+    """
+    cdef Py_ssize_t j, best = -1, n_pos = 0
+    cdef double v, best_v = INFINITY
+    if by_sign:
+        for j in range(st.n):
+            if st.A[j] >= 0.0:
+                n_pos += 1
+    for j in range(st.n):
+        if by_sign and ((st.A[j] >= 0.0 and n_pos < 2) or (st.A[j] < 0.0 and st.n - n_pos < 2)):
+            continue
+        v = _coef_sqnorm(st, j) * st.kd[j]
+        if best < 0 or v < best_v or (v == best_v and st.stamp[j] < st.stamp[best]):
+            best = j
+            best_v = v
+    return best
+
+
+# ---------------------------------------------------------------------------------------------
+# ‖w‖² tracking (only for the budgeted margin perceptron's ball projection, §1.6)
+# ---------------------------------------------------------------------------------------------
+
+cdef void _q_remove(Store* st, Py_ssize_t p) noexcept nogil:
+    # Q ← ‖w − A_p φ_p‖² = Q − 2 Σ_r A_p^r g_p^r + ‖A_p‖² k_pp,   g_p = A.T @ K[:, p]
+    cdef Py_ssize_t r
+    cdef double dot = 0.0
+    store_sv_kernel_row(st, p, st.row2)
+    _model_dot_row(st, st.row2, st.vec2)
+    for r in range(st.nr_coef):
+        dot += st.A[p * st.nr_coef + r] * st.vec2[r]
+    st.Q += -2.0 * dot + _coef_sqnorm(st, p) * st.kd[p]
+
+
+# ---------------------------------------------------------------------------------------------
+# Maintenance
+# ---------------------------------------------------------------------------------------------
+
+cdef void _remove(Store* st) noexcept nogil:
+    cdef Py_ssize_t p = _smallest(st, False)
+    st.wd_total += _coef_sqnorm(st, p) * st.kd[p]
+    if st.track_q:
+        _q_remove(st, p)
+    _delete(st, p)
+    st.n_removals += 1
+
+
+cdef void _merge(Store* st) noexcept nogil:
+    cdef Py_ssize_t j, k, r, m, best = -1, nc = st.nr_coef, nnz
+    cdef bint binary = nc == 1
+    cdef double am, wd, best_wd = INFINITY, h, logk, best_logk = 0.0, gm_dot = 0.0
+    cdef double g = st.kernel.gamma
+    cdef double* az = st.vec
+    m = _smallest(st, binary)
+    if m < 0:                       # B = 1 and two SVs of opposite signs: nothing to merge
+        _remove(st)
+        return
+    am = st.A[m * nc]
+    if binary and am == 0.0:        # a zero coefficient: removal costs nothing
+        if st.track_q:
+            _q_remove(st, m)
+        _delete(st, m)
+        st.n_removals += 1
+        return
+    # Squared distances from x̃_m: row[j] = x̃_m · x̃_j
+    nnz = _gather_column(st, m)
+    dots_sparse_vs_columns(st.X, st.cap, st.n, st.nzval, st.nzind, nnz, st.row)
+    # Scan the partners: least WD, ties to the oldest.
+    for j in range(st.n):
+        if j == m:
+            continue
+        if binary and ((am >= 0.0) != (st.A[j] >= 0.0)):
+            continue
+        logk = -g * (st.sq[m] + st.sq[j] - 2.0 * st.row[j])
+        if logk > 0.0:
+            logk = 0.0
+        wd = merge_eval(st, m, j, logk, st.merge_search, &h, az)
+        if best < 0 or wd < best_wd or (wd == best_wd and st.stamp[j] < st.stamp[best]):
+            best = j
+            best_wd = wd
+            best_logk = logk
+    # Final placement of the chosen pair: robust GSS at ε = 1e-3 (precise search keeps its h).
+    wd = merge_eval(st, m, best, best_logk,
+                    SEARCH_GSS_PRECISE if st.merge_search == SEARCH_GSS_PRECISE else SEARCH_FINAL,
+                    &h, az)
+    # z = h x̃_m + (1 − h) x̃_best
+    for k in range(st.d):
+        st.zcol[k] = h * st.X[k * st.cap + m] + (1.0 - h) * st.X[k * st.cap + best]
+    if st.track_q:
+        # Q ← Q − 2⟨w, Δ⟩ + ‖Δ‖², Δ = A_m φ_m + A_n φ_n − A_z φ_z, ⟨w, Δ⟩ through kernel rows
+        kernel_row_from_dots(&st.kernel, st.row, st.n, st.sq[m], st.sq)
+        _model_dot_row(st, st.row, st.vec2)
+        for r in range(nc):
+            gm_dot += st.A[m * nc + r] * st.vec2[r]
+        store_sv_kernel_row(st, best, st.row2)
+        _model_dot_row(st, st.row2, st.vec2)
+        for r in range(nc):
+            gm_dot += st.A[best * nc + r] * st.vec2[r]
+        nnz = 0
+        for k in range(st.d):
+            if st.zcol[k] != 0.0:
+                st.nzind[nnz] = <int32_t>k
+                st.nzval[nnz] = st.zcol[k]
+                nnz += 1
+        h = 0.0
+        for k in range(nnz):
+            h += st.nzval[k] * st.nzval[k]
+        kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, st.nzval, st.nzind, nnz, h,
+                          st.row2)
+        _model_dot_row(st, st.row2, st.vec2)
+        for r in range(nc):
+            gm_dot -= az[r] * st.vec2[r]
+        st.Q += -2.0 * gm_dot + wd
+    # Delete the larger slot first so the smaller index stays valid, then append z.
+    if m > best:
+        _delete(st, m)
+        _delete(st, best)
+    else:
+        _delete(st, best)
+        _delete(st, m)
+    _append_dense(st, st.zcol, az, -1)
+    st.wd_total += wd
+    st.n_merges += 1
+
+
+cdef bint _spd_inverse(Store* st) noexcept nogil:
+    """G = inv(K) of the stored SVs from scratch by Cholesky (O(n³)); False if K is not PD."""
+    cdef Py_ssize_t i, j, k, n = st.n, cap = st.cap
+    cdef double s
+    cdef double* W = st.work
+    cdef double* L = st.G           # L⁻¹ is built in G, then G = L⁻ᵀ L⁻¹ is built in W
+    # W = K
+    for j in range(n):
+        store_sv_kernel_row(st, j, st.row2)
+        for i in range(n):
+            W[j * cap + i] = st.row2[i]
+    # Cholesky K = L Lᵀ in the lower triangle of W
+    for j in range(n):
+        s = W[j * cap + j]
+        for k in range(j):
+            s -= W[j * cap + k] * W[j * cap + k]
+        if not s > 0.0:
+            return False
+        W[j * cap + j] = sqrt(s)
+        for i in range(j + 1, n):
+            s = W[i * cap + j]
+            for k in range(j):
+                s -= W[i * cap + k] * W[j * cap + k]
+            W[i * cap + j] = s / W[j * cap + j]
+    # L⁻¹ (lower triangular) by forward substitution, into G
+    for j in range(n):
+        for i in range(j):
+            L[i * cap + j] = 0.0
+        L[j * cap + j] = 1.0 / W[j * cap + j]
+        for i in range(j + 1, n):
+            s = 0.0
+            for k in range(j, i):
+                s += W[i * cap + k] * L[k * cap + j]
+            L[i * cap + j] = -s / W[i * cap + i]
+    # W = L⁻ᵀ L⁻¹:  W[i, j] = Σ_{k ≥ max(i,j)} L⁻¹[k, i] L⁻¹[k, j]
+    for i in range(n):
+        for j in range(i, n):
+            s = 0.0
+            for k in range(j, n):
+                s += L[k * cap + i] * L[k * cap + j]
+            W[i * cap + j] = s
+            W[j * cap + i] = s
+    for i in range(n):
+        for j in range(n):
+            st.G[i * cap + j] = W[i * cap + j]
+    st.n_refactor += 1
+    st.n_since_refactor = 0
+    return True
+
+
+cdef bint _border(Store* st, const double* coef, double xsq, const double* krow) noexcept nogil:
+    """Grow G = K⁻¹ by the new point (kernel column krow, §1.5.2 step 1) before it is appended.
+
+    Returns False, after projecting the point onto the current SVs (A_j += coef·u_j), when its
+    Schur complement c = κ₀ − kᵀG k is ≤ 1e-10·κ₀: the point is then not appended.
+    """
+    cdef Py_ssize_t i, j, r, n = st.n, cap = st.cap, nc = st.nr_coef
+    cdef double kappa0 = kernel_self(&st.kernel, xsq), c = kappa0, ui, dot = 0.0, cc = 0.0
+    cdef double* u = st.u
+    for i in range(n):
+        # u = G @ k
+        ui = 0.0
+        for j in range(n):
+            ui += st.G[i * cap + j] * krow[j]
+        u[i] = ui
+        c -= krow[i] * ui
+    if c <= st.inspan_tol * kappa0:
+        if st.track_q:
+            # w gains coef · Σ_j u_j φ_j: Q += 2 coef·g + ‖coef‖² (κ₀ − c), g = A.T @ krow
+            _model_dot_row(st, krow, st.vec2)
+            for r in range(nc):
+                dot += coef[r] * st.vec2[r]
+                cc += coef[r] * coef[r]
+            st.Q += 2.0 * dot + cc * (kappa0 - c)
+        for j in range(n):
+            for r in range(nc):
+                st.A[j * nc + r] += coef[r] * u[j]
+        st.n_inspan += 1
+        return False
+    # G ← [[G + u uᵀ/c, −u/c], [−uᵀ/c, 1/c]]
+    for i in range(n):
+        ui = u[i] / c
+        for j in range(n):
+            st.G[i * cap + j] += ui * u[j]
+        st.G[i * cap + n] = -ui
+        st.G[n * cap + i] = -ui
+    st.G[n * cap + n] = 1.0 / c
+    return True
+
+
+cdef void _project(Store* st) noexcept nogil:
+    cdef Py_ssize_t i, j, r, p, n, cap = st.cap, nc = st.nr_coef
+    cdef double gpp, dj, gi, wd
+    if st.n_since_refactor >= 10 * st.budget:
+        _spd_inverse(st)
+    p = _smallest(st, False)
+    gpp = st.G[p * cap + p]
+    if not gpp > 0.0:
+        if _spd_inverse(st):
+            gpp = st.G[p * cap + p]
+        if not gpp > 0.0:          # K numerically singular: fall back to removal
+            _remove(st)
+            return
+    n = st.n
+    # d = −G[−p, p] / G[p, p];  A_j += A_p d_j;  WD = ‖A_p‖²/G_pp
+    for j in range(n):
+        if j == p:
+            continue
+        dj = -st.G[j * cap + p] / gpp
+        for r in range(nc):
+            st.A[j * nc + r] += st.A[p * nc + r] * dj
+    wd = _coef_sqnorm(st, p) / gpp
+    st.wd_total += wd
+    if st.track_q:
+        st.Q -= wd
+    # G ← G[−p,−p] − G[−p,p] G[p,−p] / G[p,p]  (row/column p are dropped by _delete)
+    for i in range(n):
+        if i == p:
+            continue
+        gi = st.G[i * cap + p] / gpp
+        for j in range(n):
+            st.G[i * cap + j] -= gi * st.G[p * cap + j]
+    _delete(st, p)
+    st.n_projections += 1
+    st.n_since_refactor += 1
+
+
+cdef void store_maintain(Store* st) noexcept nogil:
+    """Bring the store from B + 1 entries back to B with the configured strategy."""
+    st.n_maintenance += 1
+    if st.maintenance == MAINT_MERGE:
+        _merge(st)
+    elif st.maintenance == MAINT_PROJECTION:
+        _project(st)
+    else:
+        _remove(st)
+
+
+cdef bint store_insert(Store* st, const double* xval, const int32_t* xind, Py_ssize_t nnz,
+                       double xsq, const double* coef, int64_t origin,
+                       const double* krow) noexcept nogil:
+    """Append the sparse point x with stored coefficients coef, then maintain the budget.
+
+    krow[j] = k(x, x̃_j) for the current SVs (the solver's margin row). With projection a point
+    in the span of the SVs is projected at once instead (returns False).
+    """
+    cdef Py_ssize_t r
+    cdef double dot = 0.0, cc = 0.0
+    if st.maintenance == MAINT_PROJECTION:
+        if not _border(st, coef, xsq, krow):
+            return False
+    if st.track_q:
+        # Q ← Q + 2 coef·g + ‖coef‖² κ₀,  g = A.T @ krow
+        _model_dot_row(st, krow, st.vec2)
+        for r in range(st.nr_coef):
+            dot += coef[r] * st.vec2[r]
+            cc += coef[r] * coef[r]
+        st.Q += 2.0 * dot + cc * kernel_self(&st.kernel, xsq)
+    _append_sparse(st, xval, xind, nnz, xsq, coef, origin)
+    if st.n > st.budget:
+        store_maintain(st)
+    return True
+
+
+cdef void store_scale(Store* st, double factor) noexcept nogil:
+    # A[:n] *= factor (renormalisation of a global scale into the stored coefficients)
+    cdef Py_ssize_t j
+    for j in range(st.n * st.nr_coef):
+        st.A[j] *= factor
+    st.Q *= factor * factor
+
+
+# ---------------------------------------------------------------------------------------------
+# Python object owning the buffers
+# ---------------------------------------------------------------------------------------------
+
+cdef class SVStore:
+    """Owner of a Store: SVs of dimension d, at most budget + 1 of them, nr_coef coefficients
+    each. kernel: 'rbf' | 'linear' | 'poly' | 'sigmoid'; maintenance: 'removal' |
+    'projection' | 'merge'; merge_search: 'gss' | 'gss-precise'; track_q: keep ‖w‖²."""
+
+    def __init__(self, Py_ssize_t d, Py_ssize_t budget, Py_ssize_t nr_coef=1, kernel="rbf",
+                 double gamma=1.0, double coef0=0.0, int degree=3, maintenance="merge",
+                 merge_search="gss", bint track_q=False, double inspan_tol=INSPAN_TOL):
+        if budget < 1 or nr_coef < 1 or d < 0:
+            raise ValueError("need budget >= 1, nr_coef >= 1, d >= 0")
+        cap = budget + 1
+        if kernel not in KERNEL_KINDS or maintenance not in MAINTENANCE_KINDS:
+            raise ValueError(f"unknown kernel {kernel!r} or maintenance {maintenance!r}")
+        if merge_search not in MERGE_SEARCH_KINDS:
+            raise ValueError(f"merge search {merge_search!r} is not available here")
+        arrays = {
+            "X": np.zeros(max(d, 1) * cap), "sq": np.zeros(cap), "kd": np.zeros(cap),
+            "A": np.zeros(cap * nr_coef), "origin": np.full(cap, -1, dtype=np.int64),
+            "stamp": np.zeros(cap, dtype=np.int64), "row": np.zeros(cap),
+            "row2": np.zeros(cap), "u": np.zeros(cap), "vec": np.zeros(max(cap, nr_coef)),
+            "vec2": np.zeros(max(cap, nr_coef)), "zcol": np.zeros(max(d, 1)),
+            "nzval": np.zeros(max(d, 1)), "nzind": np.zeros(max(d, 1), dtype=np.int32),
+        }
+        if maintenance == "projection":
+            arrays["G"] = np.zeros(cap * cap)
+            arrays["work"] = np.zeros(cap * cap)
+        self._arrays = arrays
+        st = &self.st
+        st.kernel.kind = KERNEL_KINDS[kernel]
+        st.kernel.gamma = gamma
+        st.kernel.coef0 = coef0
+        st.kernel.degree = degree
+        st.d = d
+        st.cap = cap
+        st.budget = budget
+        st.nr_coef = nr_coef
+        st.maintenance = MAINTENANCE_KINDS[maintenance]
+        st.merge_search = MERGE_SEARCH_KINDS[merge_search]
+        st.X = _dptr(arrays["X"])
+        st.sq = _dptr(arrays["sq"])
+        st.kd = _dptr(arrays["kd"])
+        st.A = _dptr(arrays["A"])
+        st.origin = _iptr(arrays["origin"])
+        st.stamp = _iptr(arrays["stamp"])
+        st.row = _dptr(arrays["row"])
+        st.row2 = _dptr(arrays["row2"])
+        st.u = _dptr(arrays["u"])
+        st.vec = _dptr(arrays["vec"])
+        st.vec2 = _dptr(arrays["vec2"])
+        st.zcol = _dptr(arrays["zcol"])
+        st.nzval = _dptr(arrays["nzval"])
+        st.nzind = <int32_t*>cnp.PyArray_DATA(arrays["nzind"])
+        st.G = _dptr(arrays["G"]) if "G" in arrays else NULL
+        st.work = _dptr(arrays["work"]) if "work" in arrays else NULL
+        st.track_q = track_q
+        st.inspan_tol = inspan_tol
+        self.reset()
+
+    cdef void reset(self) noexcept nogil:
+        self.st.n = 0
+        self.st.next_stamp = 0
+        self.st.Q = 0.0
+        self.st.n_maintenance = 0
+        self.st.n_merges = 0
+        self.st.n_removals = 0
+        self.st.n_projections = 0
+        self.st.n_inspan = 0
+        self.st.n_refactor = 0
+        self.st.n_since_refactor = 0
+        self.st.wd_total = 0.0
+
+    @property
+    def n(self):
+        return self.st.n
+
+    @property
+    def Q(self):
+        return self.st.Q
+
+    def counters(self):
+        """Maintenance counters as a dict of ints (plus wd_total, a float in stored units)."""
+        return {"n_maintenance": self.st.n_maintenance, "n_merges": self.st.n_merges,
+                "n_removals": self.st.n_removals, "n_projections": self.st.n_projections,
+                "n_inspan": self.st.n_inspan, "n_refactor": self.st.n_refactor,
+                "wd_total": self.st.wd_total}
+
+    def export(self):
+        """(sv dense (n, d), A (n, nr_coef), origin (n,), stamp (n,)) in list order (by stamp)."""
+        n, d, cap, nc = self.st.n, self.st.d, self.st.cap, self.st.nr_coef
+        order = np.argsort(self._arrays["stamp"][:n], kind="stable")
+        X = self._arrays["X"][:d * cap].reshape(d, cap)[:, :n].T[order]
+        A = self._arrays["A"][:cap * nc].reshape(cap, nc)[:n][order]
+        return (np.ascontiguousarray(X), np.ascontiguousarray(A),
+                self._arrays["origin"][:n][order].copy(), self._arrays["stamp"][:n][order].copy())
+
+    # For tests.
+    def insert(self, x, coef, origin=-1):
+        """Append dense x (length d) with coefficients coef, then maintain (returns appended)."""
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        coef = np.ascontiguousarray(np.atleast_1d(coef), dtype=np.float64)
+        if x.shape[0] != self.st.d or coef.shape[0] != self.st.nr_coef:
+            raise ValueError("x must have d entries and coef nr_coef")
+        ind = np.flatnonzero(x).astype(np.int32)
+        val = np.ascontiguousarray(x[ind])
+        krow = self.kernel_row(x)
+        cdef double[::1] v = val if len(val) else np.zeros(1)
+        cdef int32_t[::1] ii = ind if len(ind) else np.zeros(1, dtype=np.int32)
+        cdef double[::1] c = coef
+        cdef double[::1] kr = np.ascontiguousarray(np.append(krow, 0.0))
+        return bool(store_insert(&self.st, &v[0], &ii[0], len(ind), float(x @ x), &c[0],
+                                 origin, &kr[0]))
+
+    # For tests.
+    def kernel_row(self, x):
+        """k(x, x̃_j) for the stored SVs, in slot order."""
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        ind = np.flatnonzero(x).astype(np.int32)
+        cdef double[::1] v = np.ascontiguousarray(x[ind]) if len(ind) else np.zeros(1)
+        cdef int32_t[::1] ii = ind if len(ind) else np.zeros(1, dtype=np.int32)
+        out = np.zeros(self.st.cap)
+        cdef double[::1] o = out
+        kernel_row_sparse(&self.st.kernel, self.st.X, self.st.cap, self.st.n, self.st.sq, &v[0],
+                          &ii[0], len(ind), float(x @ x), &o[0])
+        return out[:self.st.n]
+
+    # For tests.
+    def slot_order(self):
+        """Slot index of every entry in list order."""
+        return np.argsort(self._arrays["stamp"][:self.st.n], kind="stable")
+
+    # For tests.
+    def inverse(self):
+        """The maintained G = K⁻¹ (slot order), projection only."""
+        if self.st.G == NULL:
+            raise ValueError("no inverse: maintenance is not projection")
+        n, cap = self.st.n, self.st.cap
+        return self._arrays["G"].reshape(cap, cap)[:n, :n].copy()
+
+    # For tests.
+    def evaluate_merge(self, Py_ssize_t m, Py_ssize_t n, method="gss"):
+        """(h, α_z, WD) of merging slots m and n with the scan method ('gss', 'gss-precise')
+        or 'final' (robust GSS at 1e-3)."""
+        if not (0 <= m < self.st.n and 0 <= n < self.st.n and m != n):
+            raise IndexError("bad slots")
+        code = SEARCH_FINAL if method == "final" else MERGE_SEARCH_KINDS[method]
+        d, cap = self.st.d, self.st.cap
+        X = self._arrays["X"][:d * cap].reshape(d, cap)
+        d2 = max(float(((X[:, m] - X[:, n]) ** 2).sum()), 0.0)
+        cdef double h
+        az = np.zeros(self.st.nr_coef)
+        cdef double[::1] a = az
+        wd = merge_eval(&self.st, m, n, -self.st.kernel.gamma * d2, code, &h, &a[0])
+        return h, (az[0] if self.st.nr_coef == 1 else az), wd
+
+    # For tests.
+    def maintain(self):
+        store_maintain(&self.st)
+
+
+cdef inline double* _dptr(cnp.ndarray a):
+    return <double*>cnp.PyArray_DATA(a)
+
+
+cdef inline int64_t* _iptr(cnp.ndarray a):
+    return <int64_t*>cnp.PyArray_DATA(a)
+
+
+# For tests.
+def gss(double a1, double a2, double logk, double lo=0.0, double hi=1.0, double eps=0.01):
+    """Golden-section maximisation of a1 κ^((1−h)²) + a2 κ^(h²): returns (h, iterations)."""
+    cdef int iters = 0
+    h = gss_max(a1, a2, logk, lo, hi, eps, &iters)
+    return h, iters

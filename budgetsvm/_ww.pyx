@@ -1,0 +1,932 @@
+"""Linear Weston–Watkins multi-class SVM by block coordinate descent (ALGORITHMS.md §5).
+
+Problem (primal P, classes 0..k−1, no offsets; a -B bias is an appended constant feature)::
+
+    min_W  P(W) = ½‖W‖²_F + Σ_i C_i Σ_{j≠y_i} max(0, 1 − (w_{y_i} − w_j)ᵀx_i)
+
+solved in the reparametrised dual D2 (§5.3), with K = k − 1 and one block β_i ∈ [0, C_i]^K per
+training point::
+
+    min_β  g(β) = ½‖W(β)‖²_F − Σ_i 1ᵀβ_i,   0 ≤ β_it ≤ C_i,
+    W(β) = Σ_i x_i (γ_i e_{y_i} − Σ_t β_it e_{o_i(t)})ᵀ,   γ_i = 1ᵀβ_i,
+    o_i(t) = t+1 if t+1 ≠ y_i else 0            (t = 0..K−1, the σ-order of §5.3, 0-based)
+
+Minimising g over block i is, after dividing by ‖x_i‖², the subproblem (4) of §5.4::
+
+    min_b ½ bᵀ(I + 11ᵀ)b − vᵀb   s.t. 0 ≤ b ≤ C,
+    v_t = (1 − z_{y_i} + z_{o_i(t)})/‖x_i‖² + β_it + γ_i,   z = Wᵀx_i,
+
+which Walrus (Algorithm 2 of Wang & Scott, "An exact solver for the Weston–Watkins SVM
+subproblem", ICML 2021; §5.5 here) solves exactly in O(K log K). The Shark-style greedy
+coordinate solver (§5.8) is the alternative for comparison. The outer loop is Algorithm 1 of the
+same paper (§5.6): one pass over a fresh random permutation per outer iteration, stopping when
+the duality gap (§5.7) falls below δ times the gap after the first outer iteration.
+
+Layout: W is d × k row-major (feature-major), so the scores z = Wᵀx_i and the update
+W += x_i Δᵀ touch one contiguous row of k values per nonzero of x_i: O(nnz(x_i)·k) per block.
+β is n × K row-major. Points with x_i = 0 get β_i = C_i·1 once and are never visited (§0.1).
+"""
+import collections
+
+import numpy as np
+
+cimport numpy as cnp
+from cpython.exc cimport PyErr_CheckSignals
+from libc.math cimport INFINITY, ceil, fabs, log
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from posix.time cimport CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, clock_gettime, timespec
+
+from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    /* Block steps between two checks for Ctrl-C (each briefly re-acquires the GIL). */
+    #define BSVM_WW_SIGNAL_CHECK_EVERY 10000
+    /* Relative tolerance of the Walrus KKT comparisons (times max(1, C, max|v|)). */
+    #define BSVM_WW_KKT_TOL 1e-12
+    /* Adaptive gap schedule: keep evaluation work below about this fraction of the run. */
+    #define BSVM_WW_EVAL_FRACTION 0.08
+    /* Prefetch the W row of a nonzero this many nonzeros ahead (the rows are scattered). */
+    #define BSVM_WW_PREFETCH_AHEAD 8
+    #define BSVM_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    """
+    void PREFETCH "BSVM_PREFETCH"(const void* p) noexcept nogil
+    Py_ssize_t PREFETCH_AHEAD "BSVM_WW_PREFETCH_AHEAD"
+    Py_ssize_t SIGNAL_CHECK_EVERY "BSVM_WW_SIGNAL_CHECK_EVERY"
+    double KKT_TOL "BSVM_WW_KKT_TOL"
+    double EVAL_FRACTION "BSVM_WW_EVAL_FRACTION"
+
+DEF SUB_WALRUS = 0
+DEF SUB_ITERATIVE = 1
+DEF INSERTION_SORT_MAX = 16      # below this many positive entries, Walrus sorts by insertion
+
+WwResult = collections.namedtuple(
+    "WwResult",
+    ["W", "beta", "gamma", "n_iter", "n_steps", "primal", "dual", "gap", "gap_iterations",
+     "gap_history", "eval_seconds", "solve_seconds", "n_evals", "converged", "n_fallbacks",
+     "scored_fraction", "eval_cpu_seconds", "solve_cpu_seconds"])
+WwResult.__doc__ = """Result of one Weston–Watkins BCD solve.
+
+W               float64 (d, k), column j is w_j (feature-major storage)
+beta            float64 (n, k−1), block t of row i belongs to class o_i(t)
+gamma           float64 (n,), γ_i = Σ_t β_it (cached block sums)
+n_iter          outer iterations performed
+n_steps         block steps performed (zero rows are not visited)
+primal, dual    P(W) and D(β) = Σ_i γ_i − ½‖W‖² at the end (max form); gap = primal − dual
+gap_iterations  int64 array: outer iterations at which the gap was evaluated
+gap_history     float64 array: the gaps measured there (gap_history[0] is gap_1)
+eval_seconds    time spent evaluating primal/dual (excluded from solve_seconds)
+solve_seconds   time of the block steps alone (the paper's timer)
+n_evals         number of gap evaluations
+converged       True when the relative (or absolute) gap test was met
+n_fallbacks     Walrus calls that needed the bisection fallback (expected 0)
+eval_cpu_seconds, solve_cpu_seconds   the same two timers in CPU time of the solving thread
+scored_fraction share of the n_steps·k class scores actually computed (< 1 with screening)
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# Subproblem (4): Walrus, its bisection fallback, and the Shark-style iterative solver
+# ---------------------------------------------------------------------------------------------
+
+cdef inline void _insertion_sort_desc(double* a, Py_ssize_t* idx, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t r, s
+    cdef double key
+    cdef Py_ssize_t key_idx
+    for r in range(1, n):
+        key = a[r]
+        key_idx = idx[r]
+        s = r - 1
+        while s >= 0 and a[s] < key:
+            a[s + 1] = a[s]
+            idx[s + 1] = idx[s]
+            s -= 1
+        a[s + 1] = key
+        idx[s + 1] = key_idx
+
+
+cdef double _bisection(const double* v, Py_ssize_t K, double C, double* b) noexcept nogil:
+    # γ* = root of ψ(γ) = γ − Σ_t clip(v_t − γ, 0, C) on [0, max v]; b = clip(v − γ*, 0, C)
+    cdef double lo = 0.0, hi = 0.0, mid, psi, bt, s
+    cdef Py_ssize_t t, it
+    for t in range(K):
+        if v[t] > hi:
+            hi = v[t]
+    for it in range(2000):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        psi = mid
+        for t in range(K):
+            bt = v[t] - mid
+            if bt > C:
+                bt = C
+            if bt > 0.0:
+                psi -= bt
+        if psi < 0.0:
+            lo = mid
+        else:
+            hi = mid
+    mid = 0.5 * (lo + hi)
+    s = 0.0
+    for t in range(K):
+        bt = v[t] - mid
+        if bt > C:
+            bt = C
+        if bt < 0.0:
+            bt = 0.0
+        b[t] = bt
+        s += bt
+    return s
+
+
+cdef inline void _sift_down(double* hv, Py_ssize_t* hi, Py_ssize_t size,
+                            Py_ssize_t r) noexcept nogil:
+    # restore the max-heap property below position r
+    cdef double x = hv[r]
+    cdef Py_ssize_t xi = hi[r], c
+    while True:
+        c = 2 * r + 1
+        if c >= size:
+            break
+        if c + 1 < size and hv[c + 1] > hv[c]:
+            c += 1
+        if hv[c] <= x:
+            break
+        hv[r] = hv[c]
+        hi[r] = hi[c]
+        r = c
+    hv[r] = x
+    hi[r] = xi
+
+
+cdef double _walrus(const double* v, Py_ssize_t K, double C, double* b,
+                    double* u, Py_ssize_t* tau, double* hv, Py_ssize_t* hi,
+                    int* fallback) noexcept nogil:
+    """Exact minimiser b of ½bᵀ(I+11ᵀ)b − vᵀb over [0, C]^K; returns γ = 1ᵀb (§5.5).
+
+    u, tau, hv, hi are scratch arrays of length K. fallback[0] is set to 1 if no event passed
+    the KKT check and bisection was used instead (never observed).
+    """
+    cdef Py_ssize_t t, p = 0, m = 0, nU = 0, r, q, hsize
+    cdef double vmax = 0.0, S = 0.0, Sc = 0.0, St, x, gam = 0.0, bt, tol, s
+    cdef bint ok
+    fallback[0] = 0
+    # 1. Trivial case: the positive entries of v go to hv (positions in hi).
+    for t in range(K):
+        b[t] = 0.0
+        if fabs(v[t]) > vmax:
+            vmax = fabs(v[t])
+        if v[t] > 0.0:
+            hv[p] = v[t]
+            hi[p] = t
+            p += 1
+    if p == 0:
+        return 0.0
+    if K == 1:
+        # one variable: ½·2b² − vb, so b = clip(v/2, 0, C)
+        bt = 0.5 * v[0]
+        b[0] = bt if bt < C else C
+        return b[0]
+    # 2. Sort: u[:q] = sorted(v[v > 0], reverse=True)[:q], tau = their positions. Short lists
+    # are insertion-sorted at once; long ones go through a max-heap and are popped lazily
+    # (u[r] is needed only up to r = m ≤ p), as the authors' heaps do: O(p + m log p).
+    hsize = p
+    if p <= INSERTION_SORT_MAX:
+        for r in range(p):
+            u[r] = hv[r]
+            tau[r] = hi[r]
+        _insertion_sort_desc(u, tau, p)
+        q = p
+    else:
+        for r in range(p // 2 - 1, -1, -1):
+            _sift_down(hv, hi, p, r)
+        q = 0
+    tol = KKT_TOL * (vmax if vmax > C else C)
+    if tol < KKT_TOL:
+        tol = KKT_TOL
+    # 3-5. Sweep the events in decreasing order of value: Entry(r) at u_r, Exit(r) at u_r − C.
+    # Both sequences are already sorted, so they are merged on the fly (Entry first on ties).
+    # State: upper = u[0:nU], free = u[nU:m], lower = u[m:p]; S = Σ free.
+    # S is summed with Neumaier compensation (Sc): with hundreds of tied free entries a plain
+    # running sum drifts by more than the 1e-12 KKT tolerance.
+    ok = False
+    while True:
+        if m < p and q == m:
+            # pop the next largest value: u[q] = max(heap)
+            u[q] = hv[0]
+            tau[q] = hi[0]
+            q += 1
+            hsize -= 1
+            hv[0] = hv[hsize]
+            hi[0] = hi[hsize]
+            _sift_down(hv, hi, hsize, 0)
+        if m < p and (nU == m or u[m] >= u[nU] - C):
+            x = u[m]                  # Entry(m): m becomes free
+            m += 1
+        elif nU < m:
+            x = -u[nU]                # Exit(nU): nU moves from free to upper
+            nU += 1
+        else:
+            break
+        St = S + x
+        if fabs(S) >= fabs(x):
+            Sc += (S - St) + x
+        else:
+            Sc += (x - St) + S
+        S = St
+        gam = (C * nU + (S + Sc)) / (1 + m - nU)
+        if m < p and q == m:
+            u[q] = hv[0]
+            tau[q] = hi[0]
+            q += 1
+            hsize -= 1
+            hv[0] = hv[hsize]
+            hi[0] = hi[hsize]
+            _sift_down(hv, hi, hsize, 0)
+        # KKT: u_{nU} − C ≥ γ ≥ u_{nU+1} − C and u_m ≥ γ ≥ u_{m+1} (1-based, ±∞ sentinels)
+        if nU > 0 and u[nU - 1] - C < gam - tol:
+            continue
+        if nU < p and gam < u[nU] - C - tol:
+            continue
+        if m > 0 and u[m - 1] < gam - tol:
+            continue
+        if m < p and gam < u[m] - tol:
+            continue
+        ok = True
+        break
+    if not ok:
+        fallback[0] = 1
+        return _bisection(v, K, C, b)
+    # 6. b[tau[:nU]] = C; b[tau[nU:m]] = clip(u[nU:m] − γ, 0, C); the rest stays 0.
+    s = 0.0
+    for r in range(nU):
+        b[tau[r]] = C
+        s += C
+    for r in range(nU, m):
+        bt = u[r] - gam
+        if bt > C:
+            bt = C
+        if bt < 0.0:
+            bt = 0.0
+        b[tau[r]] = bt
+        s += bt
+    return s
+
+
+cdef double _iterative(double* r, Py_ssize_t K, double sq, double C, double* b,
+                       double eps_sub, Py_ssize_t max_steps) noexcept nogil:
+    """Shark-style greedy coordinate descent on (4), warm-started at b (§5.8); returns 1ᵀb.
+
+    r_t = 1 − (w_y − w_{o(t)})ᵀx_i on entry (the unscaled negative gradient at b; overwritten).
+    """
+    cdef Py_ssize_t step, t, best
+    cdef double viol, best_viol, new, d, s
+    for step in range(max_steps):
+        # best = argmax_t of the projected violation
+        best = -1
+        best_viol = 0.0
+        for t in range(K):
+            if r[t] > 0.0 and b[t] < C:
+                viol = r[t]
+            elif r[t] < 0.0 and b[t] > 0.0:
+                viol = -r[t]
+            else:
+                continue
+            if viol > best_viol:
+                best_viol = viol
+                best = t
+        if best < 0 or best_viol < eps_sub:
+            break
+        # Newton step on coordinate best (diagonal 2‖x‖²), clipped to the box.
+        new = b[best] + r[best] / (2.0 * sq)
+        if new > C:
+            new = C
+        if new < 0.0:
+            new = 0.0
+        d = new - b[best]
+        b[best] = new
+        # r −= d·‖x‖²·(1 + e_best)
+        d *= sq
+        for t in range(K):
+            r[t] -= d
+        r[best] -= d
+    s = 0.0
+    for t in range(K):
+        s += b[t]
+    return s
+
+
+# ---------------------------------------------------------------------------------------------
+# One block step of the BCD loop (§5.6)
+# ---------------------------------------------------------------------------------------------
+
+cdef struct _Work:
+    # scratch arrays, allocated once per solve
+    double* z          # k scores
+    double* v          # K subproblem inputs (or the gradient r for the iterative solver)
+    double* b          # K new block values
+    double* dc         # k per-class changes of the coefficient of x_i
+    double* u          # K sorted values (Walrus)
+    Py_ssize_t* tau    # K positions (Walrus)
+    double* hv         # K heap values (Walrus)
+    Py_ssize_t* hi     # K heap positions (Walrus)
+    Py_ssize_t* act    # k classes whose coefficient changed
+    int subsolver
+    double eps_sub
+    Py_ssize_t max_sub
+    long long n_fallbacks
+    double ops         # work counter (multiply-adds, roughly) for the gap schedule
+    # safe screening (see _block_step); screen = 0 disables it
+    int screen
+    double* zl         # k: scores of the current point when last computed exactly
+    double* Ll         # k: L at that time
+    double* L          # k: L_c = Σ over past updates of ‖Δw_c‖ (path length of w_c)
+    unsigned char* need  # k: 1 for classes whose score is computed this step
+    Py_ssize_t* needl  # k: list of those classes
+    double nrm         # ‖x_i‖ of the current point
+    double n_scored    # scores computed (Σ nneed), to report how much screening saves
+
+
+cdef inline void _scores(const double* W, Py_ssize_t k, const double* val, const int32_t* ind,
+                         Py_ssize_t nnz, double* z) noexcept nogil:
+    # z = W.T @ x  (W is d × k row-major: one contiguous row of k per nonzero)
+    cdef Py_ssize_t c, q, line
+    cdef const double* row
+    cdef const double* ahead
+    cdef double a
+    for c in range(k):
+        z[c] = 0.0
+    for q in range(nnz):
+        if q + PREFETCH_AHEAD < nnz:
+            ahead = W + <Py_ssize_t>ind[q + PREFETCH_AHEAD] * k
+            for line in range(0, k, 8):            # one cache line = 8 doubles
+                PREFETCH(ahead + line)
+        a = val[q]
+        row = W + <Py_ssize_t>ind[q] * k
+        for c in range(k):
+            z[c] += a * row[c]
+
+
+cdef double _block_step(double* W, Py_ssize_t k, const double* val, const int32_t* ind,
+                        Py_ssize_t nnz, double sq, Py_ssize_t y, double C, double* beta_i,
+                        double gamma_i, _Work* w) noexcept nogil:
+    """Minimise g over block i exactly (Walrus) or approximately (iterative); update β_i and W.
+
+    Returns the new block sum γ_i. sq = ‖x_i‖² > 0.
+    """
+    cdef Py_ssize_t K = k - 1, t, c, q, j, nact, nneed = k
+    cdef double zy, inv_sq, gam, d, sumd, a, drift, zy_lb, z_ub
+    cdef int fb = 0
+    cdef double* row
+    cdef double* z = w.z
+    cdef double* v = w.v
+    cdef double* b = w.b
+    cdef double* dc = w.dc
+    cdef Py_ssize_t* act = w.act
+    cdef unsigned char* need = w.need
+    cdef Py_ssize_t* needl = w.needl
+    inv_sq = 1.0 / sq
+    if w.screen:
+        # Safe screening. Since the last exact score of class c for this point, w_c has moved
+        # by at most L_c − Ll_c, so |z_c − zl_c| ≤ (L_c − Ll_c)·‖x_i‖. A class with β_it = 0
+        # whose upper bound of v_t is ≤ 0 stays at b_t = 0 (entries with v_t ≤ 0 are always 0
+        # in the minimiser of (4), §5.4), so its score is not needed: the block step is still
+        # exact. Only the scores of the remaining classes are computed.
+        drift = (w.L[y] - w.Ll[y]) * w.nrm * (1.0 + 1e-9)
+        zy_lb = w.zl[y] - drift - 1e-12 * (1.0 + fabs(w.zl[y]))
+        nneed = 1
+        needl[0] = y
+        need[y] = 1
+        for t in range(K):
+            c = t + 1 if t + 1 != y else 0
+            if beta_i[t] == 0.0:
+                drift = (w.L[c] - w.Ll[c]) * w.nrm * (1.0 + 1e-9)
+                z_ub = w.zl[c] + drift + 1e-12 * (1.0 + fabs(w.zl[c]))
+                if (1.0 - zy_lb + z_ub) * inv_sq + gamma_i < 0.0:
+                    continue
+            need[c] = 1
+            needl[nneed] = c
+            nneed += 1
+        if 3 * nneed > k:
+            nneed = k
+    if nneed == k:
+        _scores(W, k, val, ind, nnz, z)
+        w.ops += <double>(nnz * k + 4 * k)
+        if w.screen:
+            for c in range(k):
+                w.zl[c] = z[c]
+                w.Ll[c] = w.L[c]
+                need[c] = 1
+    else:
+        # z[need] = W[x.indices][:, need].T @ x.data (one cache line per needed class and row)
+        for j in range(nneed):
+            z[needl[j]] = 0.0
+        for q in range(nnz):
+            a = val[q]
+            row = W + <Py_ssize_t>ind[q] * k
+            for j in range(nneed):
+                c = needl[j]
+                z[c] += a * row[c]
+        for j in range(nneed):
+            c = needl[j]
+            w.zl[c] = z[c]
+            w.Ll[c] = w.L[c]
+        w.ops += <double>(nnz * nneed * 2 + 4 * k)
+    w.n_scored += nneed
+    zy = z[y]
+    if w.subsolver == SUB_WALRUS:
+        # v_t = (1 − z_y + z_{o(t)})/‖x‖² + β_it + γ_i   (screened classes: v_t ≤ 0, set to 0)
+        for t in range(K):
+            c = t + 1 if t + 1 != y else 0
+            if not w.screen or need[c]:
+                v[t] = (1.0 - zy + z[c]) * inv_sq + beta_i[t] + gamma_i
+            else:
+                v[t] = 0.0
+        gam = _walrus(v, K, C, b, w.u, w.tau, w.hv, w.hi, &fb)
+        w.n_fallbacks += fb
+    else:
+        # r_t = 1 − z_y + z_{o(t)}, b warm-started at β_i   (screened classes: frozen at 0)
+        for t in range(K):
+            c = t + 1 if t + 1 != y else 0
+            if not w.screen or need[c]:
+                v[t] = 1.0 - zy + z[c]
+            else:
+                v[t] = -INFINITY
+            b[t] = beta_i[t]
+        gam = _iterative(v, K, sq, C, b, w.eps_sub, w.max_sub)
+    if w.screen:
+        for c in range(k):
+            need[c] = 0
+    # Δ = b − β_i;  dc = per-class change: dc[y] = ΣΔ, dc[o(t)] = −Δ_t;  W += x dcᵀ
+    nact = 0
+    sumd = 0.0
+    for c in range(k):
+        dc[c] = 0.0
+    for t in range(K):
+        d = b[t] - beta_i[t]
+        if d != 0.0:
+            c = t + 1 if t + 1 != y else 0
+            dc[c] = -d
+            act[nact] = c
+            nact += 1
+            sumd += d
+            beta_i[t] = b[t]
+    if nact == 0:
+        return gamma_i
+    dc[y] = sumd
+    act[nact] = y
+    nact += 1
+    if w.screen:
+        # path lengths: ‖Δw_c‖ = |dc_c|·‖x_i‖
+        for j in range(nact):
+            c = act[j]
+            w.L[c] += fabs(dc[c]) * w.nrm
+    w.ops += <double>(nnz * nact if 4 * nact <= k else nnz * k) * 0.5   # rows are in cache
+    if 4 * nact <= k:
+        # few classes changed: W[f, act] += x_f * dc[act] for each nonzero x_f
+        for q in range(nnz):
+            a = val[q]
+            row = W + <Py_ssize_t>ind[q] * k
+            for j in range(nact):
+                c = act[j]
+                row[c] += a * dc[c]
+    else:
+        # W[f, :] += x_f * dc (contiguous row of k)
+        for q in range(nnz):
+            a = val[q]
+            row = W + <Py_ssize_t>ind[q] * k
+            for c in range(k):
+                row[c] += a * dc[c]
+    return gam
+
+
+# ---------------------------------------------------------------------------------------------
+# Objectives (§5.7), timing, signals
+# ---------------------------------------------------------------------------------------------
+
+cdef struct _Problem:
+    # CSR rows: x_i = data[indptr[i]:indptr[i+1]] at columns indices[indptr[i]:indptr[i+1]]
+    const double* data
+    const int32_t* indices
+    const int64_t* indptr
+    const int32_t* y       # class index 0..k−1
+    const double* C        # per-instance cost C_i
+    Py_ssize_t n
+    Py_ssize_t d
+    Py_ssize_t k
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <double>ts.tv_sec + 1e-9 * <double>ts.tv_nsec
+
+
+cdef inline double _cpu() noexcept nogil:
+    # CPU time of this thread: the fair timer on a shared machine
+    cdef timespec ts
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return <double>ts.tv_sec + 1e-9 * <double>ts.tv_nsec
+
+
+cdef inline int _check_signals() except -1 nogil:
+    # Re-acquire the GIL just long enough to run Python's signal handlers; a pending Ctrl-C
+    # raises KeyboardInterrupt here and unwinds out of the nogil loop.
+    with gil:
+        PyErr_CheckSignals()
+    return 0
+
+
+cdef void _objectives(const _Problem* p, const double* W, const double* gamma, double* z,
+                      double* primal, double* dual) noexcept nogil:
+    # wsq = ‖W‖²;  P = ½wsq + Σ_i C_i Σ_{j≠y_i} max(0, 1 − z_{y_i} + z_j);  D = Σ_i γ_i − ½wsq
+    cdef Py_ssize_t i, j, k = p.k
+    cdef Py_ssize_t f, dk = p.d * p.k
+    cdef int64_t lo
+    cdef double wsq = 0.0, loss = 0.0, gsum = 0.0, li, zy, h
+    for f in range(dk):
+        wsq += W[f] * W[f]
+    for i in range(p.n):
+        lo = p.indptr[i]
+        _scores(W, k, p.data + lo, p.indices + lo, <Py_ssize_t>(p.indptr[i + 1] - lo), z)
+        zy = z[p.y[i]]
+        li = 0.0
+        for j in range(k):
+            h = 1.0 - zy + z[j]
+            if h > 0.0:
+                li += h
+        li -= 1.0                 # the j = y_i term contributed exactly max(0, 1) = 1
+        loss += p.C[i] * li
+        gsum += gamma[i]
+    primal[0] = 0.5 * wsq + loss
+    dual[0] = gsum - 0.5 * wsq
+
+
+# ---------------------------------------------------------------------------------------------
+# The solver
+# ---------------------------------------------------------------------------------------------
+
+def _as_arrays(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_classes):
+    data = np.ascontiguousarray(data, dtype=np.float64)
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    if n_features > np.iinfo(np.int32).max:
+        raise ValueError("more than 2^31 − 1 features are not supported")
+    indices = np.ascontiguousarray(indices, dtype=np.int32)
+    y = np.ascontiguousarray(y, dtype=np.int32)
+    C_i = np.ascontiguousarray(C_i, dtype=np.float64)
+    n = indptr.shape[0] - 1
+    if n < 0 or y.shape[0] != n or C_i.shape[0] != n:
+        raise ValueError("indptr, y and C_i disagree on the number of rows")
+    if n_classes < 2:
+        raise ValueError("the Weston–Watkins SVM needs at least two classes")
+    nnz = int(indptr[n]) if n >= 0 else 0
+    if indptr[0] != 0 or np.any(np.diff(indptr) < 0) or nnz > data.shape[0] \
+            or data.shape[0] != indices.shape[0]:
+        raise ValueError("malformed CSR arrays")
+    if nnz and (indices[:nnz].min() < 0 or indices[:nnz].max() >= n_features):
+        raise ValueError("feature index out of range")
+    if n and (y.min() < 0 or y.max() >= n_classes):
+        raise ValueError("class index out of range")
+    if n and not np.all(C_i > 0):
+        raise ValueError("C_i must be positive")
+    return data, indices, indptr, y, C_i
+
+
+def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_classes, *,
+             double delta=0.0009, double abs_gap=0.0, Py_ssize_t max_iter=1000,
+             subsolver="walrus", double eps_sub=1e-6, Py_ssize_t max_sub_steps=0,
+             Py_ssize_t gap_every=0, long long max_steps=0, int screening=-1, uint64_t seed=1,
+             callback=None):
+    """Weston–Watkins SVM by block coordinate descent on D2 (ALGORITHMS.md §5.6, Algorithm 1
+    of Wang & Scott, ICML 2021), exact blocks by Walrus (§5.5) or Shark-style iterations (§5.8).
+
+    Given: CSR rows (data float64, indices in [0, n_features), indptr; any bias column already
+    appended), y the class index 0..n_classes−1 of every row, C_i the per-instance cost (C times
+    the class weight of y_i), the stopping rule gap_t < delta·gap_1 (or gap_t < abs_gap when
+    abs_gap > 0) checked whenever the gap is evaluated, max_iter outer iterations (0 = unlimited),
+    subsolver 'walrus' or 'iterative' (eps_sub, max_sub_steps: its tolerance and step limit,
+    0 = 10·k), gap_every (evaluate the gap every that many outer iterations; 0 = adaptive:
+    after iteration 1, then whenever the block steps have done ~11.5 times the work of one
+    evaluation (so evaluation stays below ~8 % of the run), or sooner when the linear rate
+    measured between the last two evaluations predicts that the stopping test will pass;
+    always at the end),
+    max_steps (stop after that many block steps; 0 = no limit; for tests), the RNG seed (a fresh
+    permutation per outer iteration) and an optional callback(iteration, gap/gap_1) called once
+    per outer iteration with the last measured relative gap. screening: 1 on, 0 or −1 (default)
+    off: experimental safe screening of classes whose block entry provably stays
+    0 (see _block_step); it needs 2·n·k doubles and never changes the block minimiser.
+
+    Returns a WwResult. A pending Ctrl-C is noticed within 10^4 block steps and raises
+    KeyboardInterrupt; an exception raised by the callback propagates.
+    """
+    if subsolver not in ("walrus", "iterative"):
+        raise ValueError("subsolver must be 'walrus' or 'iterative'")
+    if max_iter < 0 or gap_every < 0 or max_steps < 0 or max_sub_steps < 0:
+        raise ValueError("iteration limits must be >= 0")
+    if not delta >= 0 or not abs_gap >= 0:
+        raise ValueError("delta and abs_gap must be >= 0")
+    data, indices, indptr, y, C_i = _as_arrays(data, indices, indptr, y, C_i, n_features,
+                                               n_classes)
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    cdef Py_ssize_t k = n_classes, K = n_classes - 1, d = n_features
+
+    # sq_i = ‖x_i‖²;  rows with sq_i = 0 get β_i = C_i·1 once and are never visited (§0.1)
+    sq = np.bincount(np.repeat(np.arange(n), np.diff(indptr)), weights=data[:indptr[n]] ** 2,
+                     minlength=n).astype(np.float64) if n else np.zeros(0)
+    W = np.zeros((d, k), dtype=np.float64)
+    beta = np.zeros((n, K), dtype=np.float64)
+    gamma = np.zeros(n, dtype=np.float64)
+    zero = sq == 0.0
+    beta[zero, :] = C_i[zero, None]
+    gamma[zero] = C_i[zero] * K
+    order = np.flatnonzero(~zero).astype(np.intp)
+    hist_cap = max_iter + 2 if max_iter > 0 else 64
+    hist_it = np.zeros(hist_cap, dtype=np.int64)
+    hist_gap = np.zeros(hist_cap, dtype=np.float64)
+    # scratch (numpy-owned, freed with the arrays)
+    z = np.zeros(k, dtype=np.float64)
+    dc = np.zeros(k, dtype=np.float64)
+    vv = np.zeros(max(K, 1), dtype=np.float64)
+    bb = np.zeros(max(K, 1), dtype=np.float64)
+    uu = np.zeros(max(K, 1), dtype=np.float64)
+    hv = np.zeros(max(K, 1), dtype=np.float64)
+    hi = np.zeros(max(K, 1), dtype=np.intp)
+    tau = np.zeros(max(K, 1), dtype=np.intp)
+    act = np.zeros(k, dtype=np.intp)
+    if screening < 0:
+        # Off by default: on sector.scale the path-length bound screened only ~2 % of the
+        # class scores (the bound accumulates every update of w_c over an epoch).
+        screening = 0
+    shape_s = (n if screening else 1, k)
+    zl = np.zeros(shape_s, dtype=np.float64)
+    Ll = np.zeros(shape_s, dtype=np.float64)
+    Lc = np.zeros(k, dtype=np.float64)
+    need = np.zeros(k, dtype=np.uint8)
+    needl = np.zeros(k, dtype=np.intp)
+    nrm = np.sqrt(sq)
+
+    cdef const double[::1] v_data = data
+    cdef const int32_t[::1] v_indices = indices
+    cdef const int64_t[::1] v_indptr = indptr
+    cdef const int32_t[::1] v_y = y
+    cdef const double[::1] v_C = C_i
+    cdef const double[::1] v_sq = sq
+    cdef double[:, ::1] v_W = W
+    cdef double[:, ::1] v_beta = beta
+    cdef double[::1] v_gamma = gamma
+    cdef Py_ssize_t[::1] v_order = order
+    cdef int64_t[::1] v_hist_it = hist_it
+    cdef double[::1] v_hist_gap = hist_gap
+    cdef double[::1] v_z = z, v_dc = dc, v_v = vv, v_b = bb, v_u = uu
+    cdef Py_ssize_t[::1] v_tau = tau, v_act = act, v_hi = hi
+    cdef double[::1] v_hv = hv
+    cdef double[:, ::1] v_zl = zl, v_Ll = Ll
+    cdef double[::1] v_Lc = Lc
+    cdef const double[::1] v_nrm = nrm
+    cdef cnp.uint8_t[::1] v_need = need
+    cdef Py_ssize_t[::1] v_needl = needl
+    cdef double dummy = 0.0
+    cdef int32_t dummy_int = 0
+    cdef Py_ssize_t dummy_index = 0
+
+    cdef _Problem p
+    p.data = &v_data[0] if v_data.shape[0] > 0 else &dummy
+    p.indices = &v_indices[0] if v_indices.shape[0] > 0 else &dummy_int
+    p.indptr = &v_indptr[0]
+    p.y = &v_y[0] if n > 0 else &dummy_int
+    p.C = &v_C[0] if n > 0 else &dummy
+    p.n = n
+    p.d = d
+    p.k = k
+    cdef const double* sqp = &v_sq[0] if n > 0 else &dummy
+    cdef double* Wp = &v_W[0, 0] if d > 0 else &dummy
+    cdef double* betap = &v_beta[0, 0] if n > 0 else &dummy
+    cdef double* gammap = &v_gamma[0] if n > 0 else &dummy
+    cdef Py_ssize_t* index = &v_order[0] if order.shape[0] > 0 else &dummy_index
+    cdef Py_ssize_t n_visit = order.shape[0]
+
+    cdef _Work w
+    w.z = &v_z[0]
+    w.v = &v_v[0]
+    w.b = &v_b[0]
+    w.dc = &v_dc[0]
+    w.u = &v_u[0]
+    w.hv = &v_hv[0]
+    w.hi = &v_hi[0]
+    w.tau = &v_tau[0]
+    w.act = &v_act[0]
+    w.subsolver = SUB_WALRUS if subsolver == "walrus" else SUB_ITERATIVE
+    w.eps_sub = eps_sub
+    w.max_sub = max_sub_steps if max_sub_steps > 0 else 10 * k
+    w.n_fallbacks = 0
+    w.ops = 0.0
+    w.screen = screening
+    w.n_scored = 0.0
+    w.L = &v_Lc[0]
+    w.need = &v_need[0]
+    w.needl = &v_needl[0]
+    w.zl = &v_zl[0, 0]
+    w.Ll = &v_Ll[0, 0]
+    w.nrm = 0.0
+    cdef double* zlp = &v_zl[0, 0]
+    cdef double* Llp = &v_Ll[0, 0]
+    cdef const double* nrmp = &v_nrm[0] if n > 0 else &dummy
+    # work of one gap evaluation, in the units of w.ops
+    cdef double eval_ops = <double>indptr[n] * k + <double>d * k + <double>n * k
+
+    cdef bint has_callback = callback is not None
+    cdef Py_ssize_t it = 0, s, i, n_evals = 0, next_eval = 1, last_eval_it = -1, interval
+    cdef long long n_steps = 0
+    cdef Py_ssize_t until_check = SIGNAL_CHECK_EVERY
+    cdef bint converged = False, step_limit = False
+    cdef double t0, t1, e, t_solve = 0.0, t_eval = 0.0, c0, c1, c_solve = 0.0, c_eval = 0.0
+    cdef double primal = 0.0, dual = 0.0, gap = INFINITY, gap1 = INFINITY, rel = 1.0
+    cdef double prev_gap = INFINITY, rate, ahead
+    cdef Py_ssize_t prev_it = 0
+    cdef int64_t lo
+    cdef Rng rng
+    rng_seed(&rng, seed)
+
+    with nogil:
+        while max_iter == 0 or it < max_iter:
+            t0 = _now()
+            c0 = _cpu()
+            # index = rng.permutation(index)
+            rng_shuffle(&rng, index, n_visit)
+            for s in range(n_visit):
+                if max_steps > 0 and n_steps >= max_steps:
+                    step_limit = True
+                    break
+                until_check -= 1
+                if until_check == 0:
+                    until_check = SIGNAL_CHECK_EVERY
+                    _check_signals()
+                i = index[s]
+                lo = p.indptr[i]
+                if w.screen:
+                    w.zl = zlp + i * k
+                    w.Ll = Llp + i * k
+                    w.nrm = nrmp[i]
+                gammap[i] = _block_step(Wp, k, p.data + lo, p.indices + lo,
+                                        <Py_ssize_t>(p.indptr[i + 1] - lo), sqp[i], p.y[i],
+                                        p.C[i], betap + i * K, gammap[i], &w)
+                n_steps += 1
+            t_solve += _now() - t0
+            c_solve += _cpu() - c0
+            if step_limit:
+                break
+            it += 1
+            if it >= next_eval or it == max_iter:
+                # gap = P(W) − D(β); the solve timer is paused (as in the paper)
+                t1 = _now()
+                c1 = _cpu()
+                _objectives(&p, Wp, gammap, w.z, &primal, &dual)
+                e = _now() - t1
+                t_eval += e
+                c_eval += _cpu() - c1
+                gap = primal - dual
+                last_eval_it = it
+                if n_evals == v_hist_gap.shape[0]:
+                    with gil:
+                        hist_it = np.concatenate([hist_it, np.zeros_like(hist_it)])
+                        hist_gap = np.concatenate([hist_gap, np.zeros_like(hist_gap)])
+                        v_hist_it = hist_it
+                        v_hist_gap = hist_gap
+                v_hist_it[n_evals] = it
+                v_hist_gap[n_evals] = gap
+                n_evals += 1
+                if n_evals == 1:
+                    gap1 = gap
+                rel = gap / gap1 if gap1 > 0.0 else 0.0
+                if gap <= 0.0 or gap < delta * gap1 or (abs_gap > 0.0 and gap < abs_gap):
+                    converged = True
+                if gap_every > 0:
+                    next_eval = it + gap_every
+                else:
+                    # evaluate again once the block steps have done ~(1/f − 1) times the work
+                    # of an evaluation (counted, not timed, so the model is reproducible)
+                    interval = <Py_ssize_t>ceil(eval_ops * (1.0 / EVAL_FRACTION - 1.0)
+                                                / (w.ops / it + 1e-300))
+                    if interval < 1:
+                        interval = 1
+                    next_eval = it + interval
+                    # BCD converges linearly (§5.6): from the rate between the last two
+                    # evaluations, predict when gap < δ·gap_1 and look there if that is sooner.
+                    if n_evals >= 2 and gap > 0.0 and prev_gap > gap and delta > 0.0:
+                        rate = log(gap / prev_gap) / (it - prev_it)
+                        ahead = log(delta * gap1 / gap) / rate
+                        if ahead < <double>interval:
+                            next_eval = it + (<Py_ssize_t>ceil(ahead) if ahead > 1.0 else 1)
+                prev_gap = gap
+                prev_it = it
+            if has_callback:
+                with gil:
+                    callback(it, rel)
+            if converged:
+                break
+        if step_limit or last_eval_it != it or n_evals == 0:
+            # final values for the report (counted as evaluation time)
+            t1 = _now()
+            c1 = _cpu()
+            _objectives(&p, Wp, gammap, w.z, &primal, &dual)
+            t_eval += _now() - t1
+            c_eval += _cpu() - c1
+            gap = primal - dual
+
+    return WwResult(W, beta, gamma, it, n_steps, primal, dual, primal - dual,
+                    hist_it[:n_evals].copy(), hist_gap[:n_evals].copy(), t_eval, t_solve,
+                    n_evals, bool(converged), int(w.n_fallbacks),
+                    w.n_scored / max(1.0, <double>n_steps * k), c_eval, c_solve)
+
+
+# ---------------------------------------------------------------------------------------------
+# Single-vector entry points. For tests.
+# ---------------------------------------------------------------------------------------------
+
+def walrus(v, double C):
+    """(b, γ, used_fallback): the exact minimiser of ½bᵀ(I+11ᵀ)b − vᵀb over [0, C]^K. For tests."""
+    if not C > 0:
+        raise ValueError("C must be positive")
+    cdef double[::1] vv = np.ascontiguousarray(v, dtype=np.float64).copy()
+    cdef Py_ssize_t K = vv.shape[0]
+    b = np.zeros(K, dtype=np.float64)
+    cdef double[::1] bv = b
+    cdef double[::1] u = np.zeros(max(K, 1), dtype=np.float64)
+    cdef Py_ssize_t[::1] tau = np.zeros(max(K, 1), dtype=np.intp)
+    cdef double[::1] hv = np.zeros(max(K, 1), dtype=np.float64)
+    cdef Py_ssize_t[::1] hi = np.zeros(max(K, 1), dtype=np.intp)
+    cdef int fb = 0
+    cdef double gam = 0.0
+    if K > 0:
+        with nogil:
+            gam = _walrus(&vv[0], K, C, &bv[0], &u[0], &tau[0], &hv[0], &hi[0], &fb)
+    return b, gam, bool(fb)
+
+
+def bisection(v, double C):
+    """(b, γ) by bisection on ψ(γ) = γ − Σ clip(v − γ, 0, C) (§5.4): the fallback. For tests."""
+    cdef double[::1] vv = np.ascontiguousarray(v, dtype=np.float64).copy()
+    cdef Py_ssize_t K = vv.shape[0]
+    b = np.zeros(K, dtype=np.float64)
+    cdef double[::1] bv = b
+    cdef double gam = 0.0
+    if K > 0:
+        gam = _bisection(&vv[0], K, C, &bv[0])
+    return b, gam
+
+
+def iterative(v, double C, b0=None, double eps_sub=1e-6, Py_ssize_t max_steps=0):
+    """(b, γ) from the Shark-style greedy solver of (4) (‖x‖² = 1, r = v − (I+11ᵀ)b0),
+    warm-started at b0 (default 0), at most max_steps steps (0 = 10·(K+1)). For tests."""
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    cdef Py_ssize_t K = v.shape[0]
+    b = np.zeros(K) if b0 is None else np.array(b0, dtype=np.float64)
+    r = v - b - b.sum()
+    cdef double[::1] rv = r
+    cdef double[::1] bv = b
+    cdef double gam = 0.0
+    if max_steps == 0:
+        max_steps = 10 * (K + 1)
+    if K > 0:
+        gam = _iterative(&rv[0], K, 1.0, C, &bv[0], eps_sub, max_steps)
+    return b, gam
+
+
+def block_step(double[:, ::1] W, x_indices, x_values, Py_ssize_t y, double[::1] beta_i,
+               double gamma_i, double C, subsolver="walrus", double eps_sub=1e-6):
+    """One BCD block step (§5.6) on the point x (sparse: indices, values) of class y.
+
+    W (d, k) and beta_i (k−1,) are updated in place; returns the new γ_i. For tests.
+    """
+    cdef Py_ssize_t k = W.shape[1], K = k - 1
+    cdef const int32_t[::1] ind = np.ascontiguousarray(x_indices, dtype=np.int32)
+    cdef const double[::1] val = np.ascontiguousarray(x_values, dtype=np.float64)
+    cdef Py_ssize_t nnz = ind.shape[0]
+    if beta_i.shape[0] != K or not 0 <= y < k or val.shape[0] != nnz:
+        raise ValueError("shape mismatch")
+    sq = float(np.dot(val, val))
+    if sq == 0:
+        raise ValueError("x must be non-zero")
+    z = np.zeros(k); dc = np.zeros(k); vv = np.zeros(K); bb = np.zeros(K); uu = np.zeros(K)
+    hv = np.zeros(K)
+    tau = np.zeros(K, dtype=np.intp); act = np.zeros(k, dtype=np.intp); hi = np.zeros(K, dtype=np.intp)
+    cdef double[::1] v_z = z, v_dc = dc, v_v = vv, v_b = bb, v_u = uu, v_hv = hv
+    cdef Py_ssize_t[::1] v_tau = tau, v_act = act, v_hi = hi
+    cdef _Work w
+    w.z = &v_z[0]; w.v = &v_v[0]; w.b = &v_b[0]; w.dc = &v_dc[0]; w.u = &v_u[0]
+    w.tau = &v_tau[0]; w.act = &v_act[0]; w.hv = &v_hv[0]; w.hi = &v_hi[0]
+    w.subsolver = SUB_WALRUS if subsolver == "walrus" else SUB_ITERATIVE
+    w.eps_sub = eps_sub
+    w.max_sub = 10 * k
+    w.ops = 0.0
+    w.screen = 0
+    w.n_scored = 0.0
+    w.zl = NULL; w.Ll = NULL; w.L = NULL; w.need = NULL; w.needl = NULL; w.nrm = 0.0
+    w.n_fallbacks = 0
+    cdef int32_t dummy_int = 0
+    cdef double dummy = 0.0
+    return _block_step(&W[0, 0], k, &val[0] if nnz else &dummy, &ind[0] if nnz else &dummy_int,
+                       nnz, sq, y, C, &beta_i[0], gamma_i, &w)

@@ -1,0 +1,67 @@
+"""Linear Weston–Watkins multi-class SVM (``-s ww``, ALGORITHMS.md §5) around the compiled
+block coordinate descent of budgetsvm/_ww.pyx.
+
+* The -B bias is an appended constant feature, so its weights are regularised (LIBLINEAR style,
+  §0.5); the model stores them as ``bias_coef``.
+* Class weights (-wi) become per-instance costs C_i = C·w_{y_i}: the hinge terms of point i are
+  all weighted by the weight of its own class, and its dual block lives in [0, C_i]^{k−1}.
+  (This is the natural WW analogue of LIBLINEAR's weighted_C; seed 004 has no class weights.)
+* The model is k weight vectors with the arg-max rule (ties → lowest class index), also for
+  k = 2; it is written to LIBLINEAR files as MCSVM_CS, the one solver type stock LIBLINEAR both
+  accepts and predicts by arg-max of w_kᵀx.
+
+``model.train_info`` holds diagnostics (not written into the model file): n_iter, n_steps,
+primal, dual, gap, gap_history, gap_iterations, eval_seconds, train_seconds (block steps only;
+wall time), eval_cpu_seconds, train_cpu_seconds (the same in CPU time), subsolver, converged.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from budgetsvm.linear import append_bias_column, weighted_costs
+from budgetsvm.model import LinearModel
+
+
+def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
+    """Train a Weston–Watkins linear SVM on CSR X (n × d) with classes y_index in 0..k−1.
+
+    gap_every: evaluate the duality gap every that many outer iterations (0 = adaptive schedule
+    that keeps evaluation under ~10 % of the run; 1 = every iteration, as in seed 004's plots).
+    """
+    from budgetsvm import _ww
+    X = sp.csr_matrix(X, dtype=np.float64)
+    labels = np.asarray(labels, dtype=np.float64)
+    y_index = np.asarray(y_index, dtype=np.int32)
+    k = len(labels)
+    n, d = X.shape
+    bias = float(params.bias)
+    if bias >= 0:
+        X = append_bias_column(X, bias)
+    costs = weighted_costs(labels, params)
+    C_i = costs[y_index] if n else np.zeros(0)
+    result = _ww.ww_solve(
+        X.data, X.indices, X.indptr.astype(np.int64), y_index, C_i, X.shape[1], k,
+        delta=float(params.effective_eps()),
+        abs_gap=float(params.ww_gap) if params.ww_gap else 0.0,
+        max_iter=int(params.max_iter), subsolver=params.ww_subsolver,
+        gap_every=int(gap_every), seed=int(params.seed) & ((1 << 64) - 1), callback=callback)
+    W = result.W                                   # (d [+1], k), column j = w_j
+    coef = np.ascontiguousarray(W[:d].T)
+    bias_coef = W[d].copy() if bias >= 0 else None
+    meta = {"C": float(params.C), "eps": float(params.effective_eps()),
+            "max_iter": int(params.max_iter), "seed": int(params.seed),
+            "subsolver": params.ww_subsolver, "n_iter": int(result.n_iter),
+            "converged": bool(result.converged)}
+    if params.ww_gap:
+        meta["ww_gap"] = float(params.ww_gap)
+    model = LinearModel(labels, coef, bias, bias_coef, "ww", "ww", meta)
+    model.train_info = {
+        "n_iter": int(result.n_iter), "n_steps": int(result.n_steps),
+        "primal": float(result.primal), "dual": float(result.dual), "gap": float(result.gap),
+        "gap_history": result.gap_history, "gap_iterations": result.gap_iterations,
+        "eval_seconds": float(result.eval_seconds),
+        "train_seconds": float(result.solve_seconds),
+        "eval_cpu_seconds": float(result.eval_cpu_seconds),
+        "train_cpu_seconds": float(result.solve_cpu_seconds),
+        "subsolver": params.ww_subsolver, "converged": bool(result.converged),
+        "n_fallbacks": int(result.n_fallbacks)}
+    return model

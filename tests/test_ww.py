@@ -1,0 +1,489 @@
+"""Weston–Watkins SVM: Walrus, the iterative subsolver and the BCD solver (ALGORITHMS.md §5, §7.1)."""
+import itertools
+from fractions import Fraction as Fr
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+
+from budgetsvm import _ww
+from budgetsvm.params import TrainParams
+from budgetsvm.ww import train_ww
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers / oracles
+# ---------------------------------------------------------------------------------------------
+
+def objective4(b, v):
+    # ½ bᵀ(I + 11ᵀ)b − vᵀb
+    return 0.5 * (b @ b + b.sum() ** 2) - v @ b
+
+
+def scale(v, C):
+    return max(1.0, C, float(np.max(np.abs(v))) if len(v) else 0.0)
+
+
+def kkt_violation(b, v, C):
+    """Max projected-gradient violation of (4) at b (the gradient b + (1ᵀb)1 − v)."""
+    g = b + b.sum() - v
+    lower = b <= 0
+    upper = b >= C
+    free = ~lower & ~upper
+    viol = np.zeros_like(b)
+    viol[free] = np.abs(g[free])
+    viol[lower] = np.maximum(0.0, -g[lower])
+    viol[upper] = np.maximum(0.0, g[upper])
+    feas = max(0.0, -float(b.min(initial=0.0)), float(b.max(initial=0.0)) - C)
+    return max(float(viol.max(initial=0.0)), feas)
+
+
+def enumerate_solution(v, C):
+    """The minimiser of (4) by trying every upper/free/lower partition (3^K) and keeping the
+    KKT point (unique by strict convexity)."""
+    K = len(v)
+    best = None
+    for part in itertools.product((0, 1, 2), repeat=K):      # 0 lower, 1 free, 2 upper
+        part = np.array(part)
+        nU, nF = int((part == 2).sum()), int((part == 1).sum())
+        gam = (C * nU + v[part == 1].sum()) / (1 + nF)
+        b = np.where(part == 2, C, np.where(part == 1, v - gam, 0.0))
+        if kkt_violation(b, v, C) <= 1e-12 * scale(v, C):
+            if best is None or objective4(b, v) < objective4(best, v):
+                best = b
+    return best
+
+
+def lbfgs_solution(v, C):
+    K = len(v)
+    res = minimize(lambda b: objective4(b, v), np.zeros(K), jac=lambda b: b + b.sum() - v,
+                   method="L-BFGS-B", bounds=[(0, C)] * K,
+                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000})
+    return res.x
+
+
+def random_instance(rng, K):
+    """Random v and C; a third with heavy ties (values on a grid of C/2, so Entry and Exit
+    events coincide), some all-negative, some all at the upper bound."""
+    C = float(rng.choice([0.5, 1.0, 2.0, 1e-3, 37.0]))
+    kind = rng.integers(0, 6)
+    if kind == 0:
+        v = rng.integers(-4, 8, K) * (C / 2)
+    elif kind == 1:
+        v = rng.choice(rng.standard_normal(3) * 3 * C, K)
+    elif kind == 2:
+        v = -np.abs(rng.standard_normal(K))
+    elif kind == 3:
+        v = C * (K + 2) + np.abs(rng.standard_normal(K))          # everything upper
+    else:
+        v = rng.standard_normal(K) * rng.choice([0.1, 1.0, 10.0]) * C + 0.3 * C
+    return np.asarray(v, dtype=np.float64), C
+
+
+def dense_W_from_beta(X, y, beta, k):
+    """W(β) = Σ_i x_i (γ_i e_{y_i} − Σ_t β_it e_{o_i(t)})ᵀ, from scratch (d × k)."""
+    n = X.shape[0]
+    A = np.zeros((n, k))          # A[i, c]: coefficient of x_i in w_c
+    for i in range(n):
+        A[i, y[i]] += beta[i].sum()
+        for t in range(k - 1):
+            c = t + 1 if t + 1 != y[i] else 0
+            A[i, c] -= beta[i, t]
+    return np.asarray(X.T @ A)
+
+
+def primal_dual(X, y, W, beta, C_i):
+    Z = np.asarray(X @ W)
+    zy = Z[np.arange(len(y)), y]
+    H = np.maximum(0.0, 1.0 - zy[:, None] + Z)
+    H[np.arange(len(y)), y] = 0.0
+    wsq = float((W * W).sum())
+    return 0.5 * wsq + float((C_i * H.sum(axis=1)).sum()), float(beta.sum()) - 0.5 * wsq
+
+
+def small_problem(n=40, d=3, k=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = rng.integers(0, k, n).astype(np.int32)
+    y[:k] = np.arange(k)
+    return sp.csr_matrix(X), y
+
+
+def solve(X, y, k, C, **kw):
+    X = sp.csr_matrix(X)
+    C_i = np.full(X.shape[0], float(C)) if np.isscalar(C) else C
+    return _ww.ww_solve(X.data, X.indices, X.indptr, y, C_i, X.shape[1], k, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# §5.9 worked examples, exact
+# ---------------------------------------------------------------------------------------------
+
+WORKED = [
+    # v, C, b, γ, objective
+    ((3, Fr(3, 2), Fr(-1, 2)), 1, (1, Fr(1, 4), 0), Fr(5, 4), Fr(-33, 16)),
+    ((2, 2, 1), 1, (Fr(2, 3), Fr(2, 3), 0), Fr(4, 3), Fr(-4, 3)),
+    ((Fr(5, 2), Fr(3, 2), Fr(3, 2)), 1, (1, Fr(1, 6), Fr(1, 6)), Fr(4, 3), Fr(-19, 12)),
+    ((5, 4, 3), Fr(1, 2), (Fr(1, 2), Fr(1, 2), Fr(1, 2)), Fr(3, 2), Fr(-9, 2)),
+    ((-1, 0, -2), 1, (0, 0, 0), 0, 0),
+    ((1, Fr(3, 5), Fr(8, 5)), Fr(1, 2), (Fr(1, 4), 0, Fr(1, 2)), Fr(3, 4), Fr(-49, 80)),
+    ((1, Fr(3, 5), Fr(8, 5)), 1, (Fr(2, 15), 0, Fr(11, 15)), Fr(13, 15), Fr(-49, 75)),
+]
+
+
+@pytest.mark.parametrize("v, C, b, gam, obj", WORKED)
+def test_worked_examples(v, C, b, gam, obj):
+    vf = np.array([float(x) for x in v])
+    got, got_gam, fallback = _ww.walrus(vf, float(C))
+    assert not fallback
+    np.testing.assert_allclose(got, [float(x) for x in b], rtol=0, atol=1e-15)
+    assert abs(got_gam - float(gam)) <= 1e-15
+    assert abs(objective4(got, vf) - float(obj)) <= 1e-15
+    # the fallback and the iterative solver reach the same point
+    np.testing.assert_allclose(_ww.bisection(vf, float(C))[0], got, atol=1e-12)
+    np.testing.assert_allclose(_ww.iterative(vf, float(C), eps_sub=1e-13, max_steps=1000)[0],
+                               got, atol=1e-9)
+
+
+@pytest.mark.parametrize("subsolver", ["walrus", "iterative"])
+def test_worked_block_step(subsolver):
+    # k = 4, d = 2, x = (1, 2), y = 2 (1-based) -> class index 1; C = 1/2
+    W = np.array([[0.5, 1.0, -0.5, 0.0],
+                  [0.0, 0.0, 0.0, 1.0]])
+    beta = np.array([0.2, 0.0, 0.5])         # classes (1, 3, 4) 1-based = (0, 2, 3)
+    gam = _ww.block_step(W, [0, 1], [1.0, 2.0], 1, beta, 0.7, 0.5, subsolver, 1e-14)
+    tol = 1e-15 if subsolver == "walrus" else 1e-12
+    assert abs(gam - 0.75) <= tol
+    np.testing.assert_allclose(beta, [0.25, 0.0, 0.5], rtol=0, atol=tol)
+    expected = np.array([[9 / 20, 21 / 20, -0.5, 0.0],
+                         [-1 / 10, 1 / 10, 0.0, 1.0]])
+    np.testing.assert_allclose(W, expected, rtol=0, atol=tol)
+    # new margins z_y − z_o = (1, 7/4, −3/4)
+    z = np.array([1.0, 2.0]) @ W
+    np.testing.assert_allclose(z[1] - z[[0, 2, 3]], [1.0, 1.75, -0.75], atol=1e-14)
+
+
+# ---------------------------------------------------------------------------------------------
+# random subproblems
+# ---------------------------------------------------------------------------------------------
+
+def test_walrus_small_vs_enumeration():
+    rng = np.random.default_rng(1)
+    for _ in range(600):
+        K = int(rng.integers(1, 7))
+        v, C = random_instance(rng, K)
+        b, gam, fallback = _ww.walrus(v, C)
+        assert not fallback
+        ref = enumerate_solution(v, C)
+        np.testing.assert_allclose(b, ref, rtol=0, atol=1e-12 * scale(v, C))
+        assert abs(gam - b.sum()) <= 1e-12 * scale(v, C) * K
+
+
+@pytest.mark.parametrize("K_max", [10, 100, 1000])
+def test_walrus_random_kkt_and_bisection(K_max):
+    rng = np.random.default_rng(K_max)
+    for _ in range(150 if K_max < 1000 else 60):
+        K = int(rng.integers(1, K_max + 1))
+        v, C = random_instance(rng, K)
+        b, gam, fallback = _ww.walrus(v, C)
+        tol = 1e-12 * scale(v, C)
+        assert not fallback
+        assert kkt_violation(b, v, C) <= tol
+        np.testing.assert_allclose(b, _ww.bisection(v, C)[0], rtol=0, atol=tol)
+
+
+def test_walrus_vs_generic_qp():
+    rng = np.random.default_rng(7)
+    for K in [1, 2, 3, 5, 8, 20, 50, 120]:
+        for _ in range(4):
+            v, C = random_instance(rng, K)
+            b = _ww.walrus(v, C)[0]
+            ref = lbfgs_solution(v, C)
+            np.testing.assert_allclose(b, ref, rtol=0, atol=1e-6 * scale(v, C))
+            assert objective4(b, v) <= objective4(ref, v) + 1e-12 * scale(v, C) ** 2 * K
+
+
+def test_walrus_permutation_equivariance():
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        K = int(rng.integers(1, 60))
+        v, C = random_instance(rng, K)
+        b = _ww.walrus(v, C)[0]
+        perm = rng.permutation(K)
+        bp = _ww.walrus(v[perm], C)[0]
+        np.testing.assert_array_equal(bp, b[perm])
+
+
+def test_walrus_boundary_cases():
+    # all zero, single entry, v exactly at C boundaries, tiny and huge values
+    for v, C in [([0.0, 0.0], 1.0), ([2.0], 1.0), ([1.0], 1.0), ([0.5], 1.0),
+                 ([1e-300, 1e-300], 1.0), ([1e300, -1e300], 1.0), ([3.0, 3.0, 3.0], 1.0),
+                 ([4.0, 3.0, 2.0, 1.0], 1.0), ([2.0, 1.0], 1.0)]:
+        v = np.array(v)
+        b, gam, fallback = _ww.walrus(v, C)
+        assert not fallback
+        assert kkt_violation(b, v, C) <= 1e-12 * scale(v, C)
+    # K = 1: b = clip(v/2, 0, C)
+    for x in np.linspace(-3, 5, 33):
+        assert _ww.walrus(np.array([x]), 1.5)[0][0] == np.clip(x / 2, 0, 1.5)
+
+
+def test_iterative_subsolver_close_to_walrus():
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        K = int(rng.integers(1, 30))
+        v, C = random_instance(rng, K)
+        b0 = rng.uniform(0, C, K) * (rng.random(K) < 0.5)
+        b = _ww.walrus(v, C)[0]
+        bi = _ww.iterative(v, C, b0, eps_sub=1e-13, max_steps=100000)[0]
+        np.testing.assert_allclose(bi, b, rtol=0, atol=1e-9 * scale(v, C))
+
+
+# ---------------------------------------------------------------------------------------------
+# the BCD solver
+# ---------------------------------------------------------------------------------------------
+
+def test_dual_monotone_and_W_consistent():
+    X, y = small_problem()
+    k, C = 4, 0.7
+    C_i = np.full(X.shape[0], C)
+    prev = -np.inf
+    for steps in range(1, 201, 3):
+        r = solve(X, y, k, C, max_iter=0, max_steps=steps, delta=0.0)
+        assert r.n_steps == steps
+        W_ref = dense_W_from_beta(X, y, r.beta, k)
+        np.testing.assert_allclose(r.W, W_ref, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(r.gamma, r.beta.sum(axis=1), atol=1e-12)
+        primal, dual = primal_dual(X, y, r.W, r.beta, C_i)
+        assert abs(dual - r.dual) <= 1e-10 * max(1, abs(dual))
+        assert abs(primal - r.primal) <= 1e-10 * max(1, abs(primal))
+        assert dual >= prev - 1e-12 * abs(dual)
+        prev = dual
+        assert np.all(r.beta >= 0) and np.all(r.beta <= C)
+
+
+def d2_optimum(X, y, k, C):
+    """min g(β) = ½‖W(β)‖² − Σβ over [0, C]^{n×K} by L-BFGS-B (independent of the solver)."""
+    n = X.shape[0]
+    Xd = X.toarray()
+    K = k - 1
+    M = np.zeros((n, K, k))   # coefficient of x_i in w_c per unit of β_it
+    for i in range(n):
+        for t in range(K):
+            c = t + 1 if t + 1 != y[i] else 0
+            M[i, t, y[i]] += 1.0
+            M[i, t, c] -= 1.0
+
+    def fg(bflat):
+        B = bflat.reshape(n, K)
+        A = np.einsum("it,itc->ic", B, M)
+        W = Xd.T @ A
+        g = 0.5 * (W * W).sum() - B.sum()
+        grad = np.einsum("ic,itc->it", Xd @ W, M) - 1.0
+        return g, grad.ravel()
+
+    res = minimize(fg, np.zeros(n * K), jac=True, method="L-BFGS-B", bounds=[(0, C)] * (n * K),
+                   options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 20000, "maxcor": 30})
+    return res.fun
+
+
+def test_convergence_small_problem_vs_generic_qp():
+    X, y = small_problem()
+    k, C = 4, 0.7
+    r = solve(X, y, k, C, max_iter=200, delta=0.0, gap_every=1)
+    # (delta = 0 stops only when rounding makes the gap <= 0)
+    assert (r.n_iter == 200 or r.converged) and r.n_fallbacks == 0
+    gaps = r.gap_history
+    assert len(gaps) == r.n_iter
+    assert gaps[-1] < 1e-3 * gaps[0]
+    assert np.all(gaps >= -1e-9)
+    d2 = d2_optimum(X, y, k, C)
+    assert abs(-r.dual - d2) <= 1e-6 * abs(d2)
+    # the primal converges to the same value (strong duality)
+    r2 = solve(X, y, k, C, max_iter=2000, delta=1e-12)
+    assert abs(r2.primal - (-d2)) <= 1e-6 * abs(d2)
+
+
+def test_stopping_rule_and_history():
+    X, y = small_problem(seed=2)
+    r = solve(X, y, 4, 1.0, delta=0.01, gap_every=1)
+    assert r.converged
+    assert r.gap_history[-1] < 0.01 * r.gap_history[0]
+    assert np.all(r.gap_history[:-1] >= 0.01 * r.gap_history[0])
+    np.testing.assert_array_equal(r.gap_iterations, np.arange(1, r.n_iter + 1))
+    # adaptive schedule: always iteration 1, stops on an evaluated iteration
+    ra = solve(X, y, 4, 1.0, delta=0.01)
+    assert ra.gap_iterations[0] == 1 and ra.gap_iterations[-1] == ra.n_iter and ra.converged
+    # absolute gap
+    rb = solve(X, y, 4, 1.0, delta=0.0, abs_gap=1e-3, gap_every=1)
+    assert rb.converged and rb.gap < 1e-3
+    # max_iter
+    rc = solve(X, y, 4, 1.0, delta=0.0, max_iter=7)
+    assert rc.n_iter == 7 and not rc.converged and rc.gap_iterations[-1] == 7
+
+
+def test_walrus_and_iterative_bcd_same_primal():
+    X, y = small_problem(n=120, d=5, k=6, seed=4)
+    a = solve(X, y, 6, 0.5, delta=1e-9, max_iter=3000, subsolver="walrus")
+    b = solve(X, y, 6, 0.5, delta=1e-9, max_iter=3000, subsolver="iterative")
+    assert abs(a.primal - b.primal) <= 1e-6 * abs(a.primal)
+    assert abs(a.dual - b.dual) <= 1e-6 * abs(a.dual)
+
+
+def test_deterministic_by_seed():
+    X, y = small_problem()
+    a = solve(X, y, 4, 1.0, max_iter=5, delta=0.0, seed=11)
+    b = solve(X, y, 4, 1.0, max_iter=5, delta=0.0, seed=11)
+    c = solve(X, y, 4, 1.0, max_iter=5, delta=0.0, seed=12)
+    np.testing.assert_array_equal(a.W, b.W)
+    assert not np.array_equal(a.W, c.W)
+
+
+def _liblinear_binary(X, y01, C):
+    liblinear = pytest.importorskip("liblinear.liblinearutil")
+    yb = np.where(y01 == 0, 1.0, -1.0)
+    m = liblinear.train(liblinear.problem(yb, sp.csr_matrix(X)),
+                        liblinear.parameter(f"-s 3 -c {C!r} -e 1e-9 -B -1 -q"))
+    d = X.shape[1]
+    w = np.array([m.w[j] for j in range(d)])
+    if m.label[0] != 1:                      # liblinear orders labels by first appearance
+        w = -w
+    return w
+
+
+def test_k2_equals_binary_svm_with_double_C():
+    rng = np.random.default_rng(9)
+    n, d = 80, 4
+    X = rng.standard_normal((n, d))
+    y = (X @ rng.standard_normal(d) + 0.8 * rng.standard_normal(n) > 0).astype(np.int32)
+    C = 0.3
+    r = solve(X, y, 2, C, delta=1e-12, max_iter=20000)
+    w_bin = _liblinear_binary(X, y, 2 * C)
+    u = w_bin                                 # u = w_0 − w_1 in class-index terms
+    h = np.maximum(0.0, 1.0 - np.where(y == 0, 1.0, -1.0) * (X @ u))
+    p_bin = 0.5 * u @ u + 2 * C * h.sum()
+    assert abs(r.primal - 0.5 * p_bin) <= 1e-6 * p_bin
+    np.testing.assert_allclose(r.W[:, 0], -r.W[:, 1], atol=1e-12)
+    np.testing.assert_allclose(r.W[:, 0], u / 2, atol=1e-6 * max(1, np.abs(u).max()))
+
+
+def test_zero_rows():
+    X, y = small_problem(n=30, seed=6)
+    k, C = 4, 0.8
+    Xz = sp.vstack([X, sp.csr_matrix((5, X.shape[1]))]).tocsr()
+    yz = np.concatenate([y, np.array([0, 1, 2, 3, 1], dtype=np.int32)])
+    r = solve(Xz, yz, k, C, delta=1e-10, max_iter=5000)
+    np.testing.assert_array_equal(r.beta[-5:], np.full((5, k - 1), C))
+    np.testing.assert_array_equal(r.gamma[-5:], np.full(5, C * (k - 1)))
+    assert r.gap >= -1e-9 and r.gap <= 1e-6 * r.primal        # no permanent gap C(k−1)
+    ref = solve(X, y, k, C, delta=1e-10, max_iter=5000)
+    assert abs(r.primal - (ref.primal + 5 * C * (k - 1))) <= 1e-6 * r.primal
+    np.testing.assert_allclose(r.W, ref.W, atol=1e-5)
+    assert r.n_steps % X.shape[0] == 0                      # zero rows are never visited
+    # all rows zero: nothing to optimise, gap is exactly zero
+    ra = solve(sp.csr_matrix((4, 3)), np.array([0, 1, 2, 0], dtype=np.int32), 3, 1.0)
+    assert ra.gap == 0.0 and ra.n_steps == 0 and np.all(ra.W == 0)
+
+
+def test_class_weights_equal_duplicated_rows():
+    X, y = small_problem(n=30, seed=8)
+    k, C = 4, 0.5
+    labels = np.array([10.0, 20.0, 30.0, 40.0])
+    p = TrainParams(solver="ww", C=C, eps=1e-10, max_iter=5000, class_weights={20: 2.0})
+    m = train_ww(X, y, labels, p)
+    dup = np.flatnonzero(y == 1)
+    X2 = sp.vstack([X, X[dup]]).tocsr()
+    y2 = np.concatenate([y, y[dup]])
+    m2 = train_ww(X2, y2, labels, TrainParams(solver="ww", C=C, eps=1e-10, max_iter=5000))
+    assert abs(m.train_info["primal"] - m2.train_info["primal"]) <= 1e-6 * m2.train_info["primal"]
+    np.testing.assert_allclose(m.coef, m2.coef, atol=1e-4)
+
+
+def test_bias_is_an_appended_regularised_feature():
+    X, y = small_problem(n=50, seed=10)
+    k = 4
+    labels = np.arange(k, dtype=np.float64) + 1
+    p = TrainParams(solver="ww", C=1.0, bias=0.5, eps=1e-10, max_iter=5000)
+    m = train_ww(X, y, labels, p)
+    Xb = sp.hstack([X, np.full((50, 1), 0.5)]).tocsr()
+    r = solve(Xb, y, k, 1.0, delta=1e-10, max_iter=5000)
+    np.testing.assert_allclose(m.coef, r.W[:3].T, atol=1e-5)
+    np.testing.assert_allclose(m.bias_coef, r.W[3], atol=1e-5)
+    assert m.bias == 0.5 and m.multiclass == "ww" and m.solver == "ww"
+    F = m.decision_function(X)
+    np.testing.assert_allclose(F, Xb @ r.W, atol=1e-4)
+    assert abs(m.train_info["primal"] - r.primal) <= 1e-6 * r.primal
+
+
+def test_label_order_does_not_matter():
+    X, y = small_problem(n=60, seed=12)
+    k = 4
+    perm = np.array([2, 0, 3, 1])            # class c is listed at position perm[c]
+    labels = np.array([5.0, -1.0, 7.0, 3.0])
+    p = TrainParams(solver="ww", C=0.9, eps=1e-10, max_iter=5000)
+    m1 = train_ww(X, y, labels, p)
+    labels2 = np.empty(k)
+    labels2[perm] = labels
+    m2 = train_ww(X, perm[y].astype(np.int32), labels2, p)
+    assert abs(m1.train_info["primal"] - m2.train_info["primal"]) <= 1e-6 * m1.train_info["primal"]
+    np.testing.assert_allclose(m1.coef, m2.coef[perm], atol=1e-4)
+    Xt = sp.csr_matrix(np.random.default_rng(0).standard_normal((200, 3)))
+    np.testing.assert_array_equal(m1.predict(Xt), m2.predict(Xt))
+    assert m1.coef.shape == (k, 3) and m1.params["subsolver"] == "walrus"
+    assert "n_iter" in m1.params and all(isinstance(v, (int, float, str, bool))
+                                         for v in m1.params.values())
+
+
+def test_sparse_high_dimensional():
+    rng = np.random.default_rng(13)
+    n, d, k = 200, 100_000, 5
+    X = sp.random(n, d, density=2e-4, format="csr", random_state=rng)
+    y = rng.integers(0, k, n).astype(np.int32)
+    labels = np.arange(k, dtype=np.float64)
+    m = train_ww(X, y, labels, TrainParams(solver="ww", C=1.0))
+    assert m.coef.shape == (k, d)
+    info = m.train_info
+    assert info["converged"] and info["gap"] < 0.0009 * info["gap_history"][0]
+    # essentially separable in 100,000 dimensions: training accuracy is (near) perfect
+    assert (m.predict(X) == y).mean() >= 0.95
+    assert X.indices.dtype == np.int32
+    X64 = sp.csr_matrix((X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)),
+                        shape=X.shape)
+    m64 = train_ww(X64, y, labels, TrainParams(solver="ww", C=1.0))
+    np.testing.assert_array_equal(m64.coef, m.coef)
+
+
+def test_callback_and_errors():
+    X, y = small_problem()
+    seen = []
+    solve(X, y, 4, 1.0, max_iter=5, delta=0.0, callback=lambda it, rel: seen.append((it, rel)))
+    assert [s[0] for s in seen] == [1, 2, 3, 4, 5] and seen[0][1] == 1.0
+
+    class Stop(Exception):
+        pass
+
+    def cb(it, rel):
+        raise Stop
+
+    with pytest.raises(Stop):
+        solve(X, y, 4, 1.0, max_iter=5, callback=cb)
+    with pytest.raises(ValueError):
+        solve(X, y, 4, 1.0, subsolver="shark")
+    with pytest.raises(ValueError):
+        solve(X, y, 3, 1.0)                   # class index 3 out of range
+
+
+def test_screening_keeps_block_steps_exact():
+    # well separated clusters, many classes: most classes provably stay at 0 and are screened
+    rng = np.random.default_rng(14)
+    k, n, d = 20, 300, 30
+    centers = rng.standard_normal((k, d)) * 3
+    y = rng.integers(0, k, n).astype(np.int32)
+    X = sp.csr_matrix(centers[y] + 0.3 * rng.standard_normal((n, d)))
+    for sub in ("walrus", "iterative"):
+        a = solve(X, y, k, 0.5, max_iter=30, delta=0.0, subsolver=sub, screening=0)
+        b = solve(X, y, k, 0.5, max_iter=30, delta=0.0, subsolver=sub, screening=1)
+        assert a.scored_fraction == 1.0 and b.scored_fraction < 1.0
+        np.testing.assert_allclose(b.W, a.W, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(b.beta, a.beta, rtol=0, atol=1e-10)
