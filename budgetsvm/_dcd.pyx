@@ -1,7 +1,8 @@
 """Linear SVM by dual coordinate descent (LIBLINEAR's -s 3 / -s 1 solver), ALGORITHMS.md §4.
 
-The module is split so that the adaptive-frequency (ACF/AVSF, §4.4) solver can share everything
-except its outer loop:
+The module holds two solvers, ``dcd_solve`` (uniform sweeps with shrinking, §4.2) and
+``acf_solve`` (adaptive coordinate frequencies, ACF/AVSF, §4.4), which share everything except
+their outer loop:
 
 * ``_Problem`` / ``_as_problem_arrays`` / ``_bind``: validation, the CSR view, ±1 labels,
   per-instance costs C_i, bounds U_i, diagonal shifts D_ii, Q̄_ii = ‖x_i‖² + D_ii, and the
@@ -17,10 +18,10 @@ import numpy as np
 
 cimport numpy as cnp
 from cpython.exc cimport PyErr_CheckSignals
-from libc.math cimport INFINITY, copysign, fabs
+from libc.math cimport INFINITY, copysign, exp, fabs
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
-from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
+from budgetsvm._random cimport Rng, rng_seed, rng_shuffle, rng_uniform
 
 cnp.import_array()
 
@@ -369,3 +370,259 @@ def dcd_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
         _objectives(&p, wp, a, l2, &dual, &primal)
 
     return DcdResult(w, alpha, it, n_updates, not converged, dual, primal, n_unshrink)
+
+
+# ---------------------------------------------------------------------------------------------
+# Adaptive coordinate frequencies (ACF / AVSF)
+# ---------------------------------------------------------------------------------------------
+
+AcfResult = collections.namedtuple("AcfResult", DcdResult._fields + ("preferences",))
+AcfResult.__doc__ = """Result of one binary ACF solve: the DcdResult fields, read as follows, plus
+the preferences.
+
+n_iter            sweeps performed (each visits exactly n coordinates, n = rows not fixed at
+                  their bound by the zero-row rule)
+n_updates         coordinate steps taken (|PG| > 1e-12), as in DcdResult
+max_iter_reached  True when the loop stopped at max_iter sweeps without meeting the stopping test
+n_unshrink        canstop resets: how often a sweep with max|PG| < ε was not accepted and the
+                  preferences were reset to 1 for a verifying uniform sweep
+preferences       float64 (n_rows,), the final p_i ∈ [p_min, p_max] (NaN for an L1 zero row,
+                  which is fixed at α_i = C_i and never visited)
+"""
+
+
+cdef double _acf_schedule(const double* pref, const Py_ssize_t* order, Py_ssize_t n, Rng* rng,
+                          Py_ssize_t* out) noexcept nogil:
+    # Algorithm 4 of seed 003 with the [JC] guards of ALGORITHMS.md §4.4: out[0:n] receives
+    # the rows order[0:n], row i about n·p_i/Σp times (exactly that in expectation), then
+    # shuffled. Returns Σp, summed exactly (it also resynchronises the solver's running P).
+    #   r = n - j remaining slots, N = Σ of the preferences not yet dealt with
+    #   m_i = r (last row, or N ≤ 1e-6·n) else min(r, p_i·r/N); n_i = floor(m_i) + Bernoulli(frac)
+    cdef Py_ssize_t k, i, j = 0, r, ni
+    cdef double total = 0.0, N, mi, frac
+    for k in range(n):
+        total += pref[order[k]]
+    N = total
+    for k in range(n):
+        i = order[k]
+        r = n - j
+        if k == n - 1 or N <= 1e-6 * n:
+            mi = <double>r
+        else:
+            mi = pref[i] * r / N
+            if mi > r:
+                mi = <double>r
+        ni = <Py_ssize_t>mi
+        frac = mi - ni
+        if frac > 0.0 and rng_uniform(rng) < frac:
+            ni += 1
+        while ni > 0:
+            out[j] = i
+            j += 1
+            ni -= 1
+        N -= pref[i]
+    # out[:n] = rng.permutation(out[:n])
+    rng_shuffle(rng, out, n)
+    return total
+
+
+def acf_schedule(preferences, uint64_t seed=1, Py_ssize_t n_draws=1):
+    """Draw n_draws schedules of Algorithm 4 for the fixed preferences, one RNG stream.
+
+    For tests. Returns int64 (n_draws, n): row r holds the indices 0..n-1 of draw r.
+    """
+    p = np.ascontiguousarray(preferences, dtype=np.float64)
+    cdef Py_ssize_t n = p.shape[0], r
+    if n_draws < 0 or p.ndim != 1 or not np.all(p > 0):
+        raise ValueError("preferences must be a positive vector and n_draws >= 0")
+    order = np.arange(n, dtype=np.intp)
+    out = np.zeros((n_draws, n), dtype=np.intp)
+    if n == 0 or n_draws == 0:
+        return out.astype(np.int64)
+    cdef const double[::1] v_p = p
+    cdef Py_ssize_t[::1] v_order = order
+    cdef Py_ssize_t[:, ::1] v_out = out
+    cdef Rng rng
+    rng_seed(&rng, seed)
+    with nogil:
+        for r in range(n_draws):
+            _acf_schedule(&v_p[0], &v_order[0], n, &rng, &v_out[r, 0])
+    return out.astype(np.int64)
+
+
+def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double eps=0.1,
+              Py_ssize_t max_iter=1000, loss="l1", uint64_t seed=1, callback=None,
+              double c=0.2, double pmin=0.05, double pmax=20.0, trace=None):
+    """Solve one binary L2-regularised SVM by dual coordinate descent with adaptive coordinate
+    frequencies (ACF, also called AVSF).
+
+    Problem: the same as ``dcd_solve`` (descent form, as in LIBLINEAR)::
+
+        min_α  f(α) = ½ αᵀ Q̄ α − eᵀα   s.t. 0 ≤ α_i ≤ U_i,   Q̄ = Q + D,  Q_ij = y_i y_j x_iᵀx_j,
+        L1-loss: U_i = C_i, D_ii = 0;   L2-loss: U_i = ∞, D_ii = 1/(2 C_i);   w = Σ_i α_i y_i x_i.
+
+    Instead of uniform sweeps with shrinking, every coordinate carries a preference
+    p_i ∈ [pmin, pmax] and each sweep of n steps visits coordinate i about n·p_i/Σp times
+    (the schedule of Algorithm 4). After every step the preference follows the step's exact
+    dual gain Δ = μ(g_i − μ Q̄_ii/2) relative to a fading average Δ_ref (Algorithm 5):
+    p_i ← clip(p_i · exp(c·(Δ/Δ_ref − 1)), pmin, pmax),  Δ_ref ← (1 − 1/n)·Δ_ref + Δ/n.
+    The first sweep is a uniform permutation that only accumulates Δ_ref = mean Δ. A sweep whose
+    largest projected-gradient magnitude v is below eps ends the run only if it was a uniform
+    sweep (canstop); otherwise the preferences are reset to 1 and one uniform sweep verifies.
+    There is no shrinking: coordinates stuck at a bound gain Δ = 0 and decay to pmin.
+    See Algorithms 3–5 of Glasmachers & Dogan, "Accelerated coordinate descent with adaptive
+    coordinate frequencies", ACML 2013 (seed 003), and ALGORITHMS.md §4.4; the Δ_ref > 0 guard
+    and the schedule guards are the [JC] calls made there.
+
+    Given: the CSR problem, y, C_i, loss and seed as for ``dcd_solve``; eps the tolerance on
+    max|PG| of a sweep; max_iter the cap on sweeps (0 = unlimited); c, pmin, pmax the ACF
+    constants (seed defaults 1/5, 1/20, 20); callback(sweep, v) once per sweep; trace (for
+    tests) a list that receives one dict per sweep: schedule (rows visited, in order),
+    p_start / p_end (preferences before and after the sweep), P (the running Σp at the end of
+    the sweep), min_delta (smallest Δ of the sweep), v, first (first sweep) and reset (a
+    canstop reset followed).
+
+    Returns an AcfResult (DcdResult fields plus the final preferences). A pending Ctrl-C is
+    noticed within SIGNAL_CHECK_EVERY coordinate steps and raises KeyboardInterrupt.
+    """
+    if not eps > 0:
+        raise ValueError("eps must be positive")
+    if max_iter < 0:
+        raise ValueError("max_iter must be >= 0")
+    if not (c > 0 and 0 < pmin <= 1.0 <= pmax < INFINITY):
+        raise ValueError("need c > 0 and 0 < pmin <= 1 <= pmax < inf")
+    (data, indices, indptr, ys, C_i, U, D, QD, yU, alpha, order, n_order) = _as_problem_arrays(
+        data, indices, indptr, y, C_i, n_features, loss)
+    w = np.zeros(n_features, dtype=np.float64)
+    pref = np.full(alpha.shape[0], np.nan)
+    pref[order] = 1.0
+    sched = np.zeros(max(n_order, 1), dtype=np.intp)
+
+    cdef _Problem p
+    _bind(&p, data, indices, indptr, n_features, ys, C_i, U, D, QD, yU)
+    cdef double[::1] v_w = w
+    cdef double[::1] v_alpha = alpha
+    cdef double[::1] v_pref = pref
+    cdef Py_ssize_t[::1] v_order = order
+    cdef Py_ssize_t[::1] v_sched = sched
+    cdef double dummy = 0.0
+    cdef Py_ssize_t dummy_index = 0
+
+    cdef double* wp = &v_w[0] if n_features > 0 else &dummy
+    cdef double* a = &v_alpha[0] if p.n_rows > 0 else &dummy
+    cdef double* pp = &v_pref[0] if p.n_rows > 0 else &dummy
+    cdef Py_ssize_t* index = &v_order[0] if n_order > 0 else &dummy_index
+    cdef Py_ssize_t* schedule = &v_sched[0]
+
+    cdef bint l2 = loss == "l2"
+    cdef bint has_callback = callback is not None
+    cdef bint has_trace = trace is not None
+    cdef Py_ssize_t n = n_order            # rows the solver visits; every sweep has n steps
+    cdef double inv_n = 1.0 / n if n > 0 else 0.0
+    cdef double fade = 1.0 - inv_n
+    cdef Py_ssize_t it = 0, s, k, i
+    cdef long long n_updates = 0
+    cdef Py_ssize_t n_reset = 0
+    cdef Py_ssize_t until_check = SIGNAL_CHECK_EVERY
+    cdef bint converged = False, first_sweep = True, canstop = True, reset
+    cdef double P = <double>n, delta_ref = 0.0, v, min_delta
+    cdef double g, PG, Ui, yi, ai, a_new, mu, delta, p_new
+    cdef double dual = 0.0, primal = 0.0
+    cdef Rng rng
+    rng_seed(&rng, seed)
+    p_start = None
+
+    with nogil:
+        while max_iter == 0 or it < max_iter:
+            # Algorithm 4: schedule = rows drawn by preference, shuffled; P = pref.sum() exactly
+            P = _acf_schedule(pp, index, n, &rng, schedule)
+            if has_trace:
+                with gil:
+                    p_start = pref.copy()
+            v = 0.0
+            min_delta = INFINITY
+            for s in range(n):
+                until_check -= 1
+                if until_check == 0:
+                    until_check = SIGNAL_CHECK_EVERY
+                    _check_signals()
+                i = schedule[s]
+                Ui = p.yU[i]
+                yi = copysign(1.0, Ui)
+                Ui = fabs(Ui)
+                ai = a[i]
+                # g = 1 - y[i] * (w @ x_i) - D[i] * alpha[i]
+                g = 1.0 - yi * _sparse_dot(wp, &p, i)
+                if l2:
+                    g -= ai * p.D[i]
+                # PG = g, except 0 where g pushes against the bound α_i sits at
+                PG = g
+                if (ai == 0.0 and g < 0.0) or (ai == Ui and g > 0.0):
+                    PG = 0.0
+                # v = max(v, |PG|)
+                if fabs(PG) > v:
+                    v = fabs(PG)
+                delta = 0.0
+                if fabs(PG) > STEP_THRESHOLD:
+                    # alpha_new = np.clip(alpha[i] + g / QD[i], 0, U[i]); mu = alpha_new - alpha[i]
+                    a_new = ai + g / p.QD[i]
+                    if a_new < 0.0 or a_new > Ui:
+                        a_new = 0.0 if a_new < 0.0 else Ui
+                        mu = a_new - ai
+                        # clipped: |mu|·Q̄_ii < |g|, so the gain keeps g's sign robustly
+                        delta = mu * (g - 0.5 * mu * p.QD[i])
+                    else:
+                        mu = a_new - ai
+                        # the full Newton step gains exactly g² / (2 Q̄_ii)
+                        delta = 0.5 * g * g / p.QD[i]
+                    a[i] = a_new
+                    # w += mu * y[i] * x_i
+                    _sparse_axpy(mu * yi, &p, i, wp)
+                    n_updates += 1
+                if delta < min_delta:
+                    min_delta = delta
+                if first_sweep:
+                    # delta_ref = mean gain of the first sweep
+                    delta_ref += delta * inv_n
+                else:
+                    # Algorithm 5: p_i *= exp(c (Δ/Δ_ref - 1)), clipped; fading average of Δ
+                    if delta_ref > 0.0:
+                        p_new = pp[i] * exp(c * (delta / delta_ref - 1.0))
+                        if p_new < pmin:
+                            p_new = pmin
+                        elif p_new > pmax:      # also catches exp overflow to +inf
+                            p_new = pmax
+                        P += p_new - pp[i]
+                        pp[i] = p_new
+                    delta_ref = fade * delta_ref + delta * inv_n
+            it += 1
+            if has_callback:
+                with gil:
+                    callback(it, v)
+            reset = False
+            if v < eps:
+                if canstop:
+                    converged = True
+                else:
+                    # not a uniform sweep: reset p and verify with a plain uniform sweep
+                    reset = True
+            else:
+                canstop = False
+            if has_trace:
+                with gil:
+                    trace.append({"schedule": sched[:n].copy(), "p_start": p_start,
+                                  "p_end": pref.copy(), "P": P, "min_delta": min_delta,
+                                  "v": v, "first": first_sweep, "reset": reset})
+            first_sweep = False
+            if converged:
+                break
+            if reset:
+                for k in range(n):
+                    pp[index[k]] = 1.0
+                P = <double>n
+                canstop = True
+                n_reset += 1
+
+        _objectives(&p, wp, a, l2, &dual, &primal)
+
+    return AcfResult(w, alpha, it, n_updates, not converged, dual, primal, n_reset, pref)

@@ -1,5 +1,6 @@
 """Linear SVMs trained in the dual (LIBLINEAR's -s 3 and -s 1): problem setup, class weights and
-the multi-class strategy around the compiled cores in budgetsvm/_dcd.pyx.
+the multi-class strategy around the compiled cores in budgetsvm/_dcd.pyx (dcd: uniform sweeps
+with shrinking; acf: adaptive coordinate frequencies, ALGORITHMS.md §4.4).
 
 Follows LIBLINEAR's train() (linear.cpp): the -B bias is an appended constant feature (so its
 weight is regularised), two classes give one model with label[0] as the positive class and
@@ -23,10 +24,19 @@ def _dcd_core(params):
     return _dcd.dcd_solve, {"shrinking": bool(params.shrinking), "stop": params.stop}
 
 
+def _acf_core(params):
+    from budgetsvm import _dcd
+    return _dcd.acf_solve, {"c": float(params.acf_c), "pmin": float(params.acf_pmin),
+                            "pmax": float(params.acf_pmax)}
+
+
 # solver name -> function(params) returning (core, solver-specific keyword arguments).
 # Every core is called as core(data, indices, indptr, y, C_i, n_features, eps=, max_iter=,
 # loss=, seed=, callback=, **specific) and returns an object with the DcdResult fields.
-CORES = {"dcd": _dcd_core}
+CORES = {"dcd": _dcd_core, "acf": _acf_core}
+
+# What each core passes to its callback as the violation of the last outer iteration.
+VIOLATION = {"dcd": "M-m", "acf": "max|PG|"}
 
 
 def append_bias_column(X, bias):
@@ -111,13 +121,14 @@ def fit_linear(X, y_index, labels, params, callback=None):
     bias_coef = np.zeros(coef.shape[0])
     info = []
     done = 0                         # outer iterations of earlier sub-problems (progress)
+    violation = VIOLATION.get(params.solver, "violation")
     for r, (label, y, C_i) in enumerate(subproblems(y_index, labels, params)):
         report = None
         if callback is not None:
             prefix = "" if k == 2 else f"class {label:g} ({r + 1}/{k}) "
 
             def report(it, gap, done=done, prefix=prefix):
-                callback(done + it, f"{prefix}M-m = {gap:.3g}")
+                callback(done + it, f"{prefix}{violation} = {gap:.3g}")
         seed = (int(params.seed) + r * _SEED_STRIDE) & _MASK64
         start = time.perf_counter()
         res = core(data, indices, indptr, y, C_i, X.shape[1], eps=eps,
@@ -144,20 +155,23 @@ def fit_linear(X, y_index, labels, params, callback=None):
 
 
 def train_linear(X, y_index, labels, params, callback=None):
-    """Train a LinearModel by dual coordinate descent (solver params.solver, e.g. 'dcd').
+    """Train a LinearModel by dual coordinate descent (solver params.solver: 'dcd' or 'acf').
 
     X: CSR float64 (n × d) without the bias column; y_index: class number of every row in
     label order; labels: the class labels (labels.group_classes); params: TrainParams (uses C,
-    eps, max_iter, shrinking, stop, loss, bias, class_weights, seed).
-    callback(iteration, info) is called once per outer iteration (iteration counted across the
-    one-vs-rest sub-problems, info a short text with the current violation M − m).
+    eps, max_iter, shrinking, stop, loss, bias, class_weights, seed; acf_c, acf_pmin, acf_pmax for
+    acf). callback(iteration, info) is called once per outer iteration (iteration counted across
+    the one-vs-rest sub-problems, info a short text with the current violation: M − m for dcd,
+    max|PG| for acf).
 
     The model's ``params`` is the metadata dict of ``metadata`` (solver, loss, C, eps, bias,
     class_weights, max_iter, shrinking, stop, seed, n_iter per sub-problem as "12 15 9",
-    max_iter_reached). It also has ``train_info``: a list with one dict per sub-problem (one for two
-    classes, k for one-vs-rest), keys label (the positive class), n_iter, n_updates,
-    max_iter_reached, dual_objective (LIBLINEAR's "Objective value"), primal_objective, n_sv,
-    n_unshrink, seed, seconds. ``info_lines(model.train_info)`` renders LIBLINEAR's messages.
+    max_iter_reached; acf also acf_c, acf_pmin, acf_pmax). It also has ``train_info``: a list
+    with one dict per sub-problem (one for two classes, k for one-vs-rest), keys label (the
+    positive class), n_iter, n_updates, max_iter_reached, dual_objective (LIBLINEAR's
+    "Objective value"), primal_objective, n_sv, n_unshrink (dcd: shrinking undone; acf: canstop
+    resets), seed, seconds.
+    ``info_lines(model.train_info)`` renders LIBLINEAR's messages.
     """
     from budgetsvm.model import LinearModel
     coef, bias_coef, multiclass, info = fit_linear(X, y_index, labels, params, callback)
@@ -171,6 +185,10 @@ def metadata(params, info):
     """Training metadata for LinearModel.params (str keys; scalar values only)."""
     weights = " ".join(f"{float(label):g}:{float(w):g}"
                        for label, w in sorted(params.class_weights.items()))
+    extra = {}
+    if params.solver == "acf":
+        extra = {"acf_c": float(params.acf_c), "acf_pmin": float(params.acf_pmin),
+                 "acf_pmax": float(params.acf_pmax)}
     return {
         "solver": params.solver,
         "loss": params.loss,
@@ -184,18 +202,30 @@ def metadata(params, info):
         "seed": int(params.seed),
         "n_iter": " ".join(str(sub["n_iter"]) for sub in info),     # one per sub-problem
         "max_iter_reached": any(sub["max_iter_reached"] for sub in info),
+        **extra,
     }
 
 
-def info_lines(train_info, solver_hint=True):
-    """LIBLINEAR's end-of-training messages for every sub-problem, as a list of lines."""
+def info_lines(train_info, solver_hint=True, stats=False):
+    """LIBLINEAR's end-of-training messages for every sub-problem, as a list of lines.
+
+    stats=True adds, after each "#iter" line, the coordinate updates (steps with |PG| > 1e-12)
+    and, at the end, their totals over the sub-problems: the step counts that seed 003's
+    Tables 2–3 compare ("#iter" counts outer iterations: sweeps of the active set for dcd,
+    sweeps of n scheduled steps for acf).
+    """
     lines = []
     for sub in train_info:
         lines.append(f"optimization finished, #iter = {sub['n_iter']}")
+        if stats:
+            lines.append(f"#updates = {sub['n_updates']}")
         if sub["max_iter_reached"]:
             lines.append("WARNING: reaching max number of iterations")
             if solver_hint:
                 lines.append("Using a larger --max-iter (0 = unlimited) or a larger -e may help")
         lines.append("Objective value = %f" % sub["dual_objective"])
         lines.append(f"nSV = {sub['n_sv']}")
+    if stats and len(train_info) > 1:
+        lines.append(f"total: #iter = {sum(sub['n_iter'] for sub in train_info)}, "
+                     f"#updates = {sum(sub['n_updates'] for sub in train_info)}")
     return lines

@@ -104,5 +104,7 @@ def check_params(p: TrainParams):
         raise ParameterError("--ww-subsolver must be walrus or iterative")
     _positive("--acf-c", p.acf_c)
     _positive("--acf-pmin", p.acf_pmin)
-    if p.acf_pmax < p.acf_pmin:
-        raise ParameterError("--acf-pmax must be >= --acf-pmin")
+    if p.acf_pmin > 1:
+        raise ParameterError(f"--acf-pmin must be <= 1 (preferences start at 1), got {p.acf_pmin}")
+    if not (math.isfinite(p.acf_pmax) and p.acf_pmax >= 1):
+        raise ParameterError(f"--acf-pmax must be a finite number >= 1, got {p.acf_pmax}")

@@ -104,14 +104,14 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
     return predicted
 
 
-def summary_lines(model):
+def summary_lines(model, stats=False):
     """End-of-training diagnostics for stderr (LIBLINEAR's lines for the linear CD solvers)."""
     info = getattr(model, "train_info", None)
     if not info:
         return []
     if model.solver in ("dcd", "acf"):
         from budgetsvm.linear import info_lines
-        return info_lines(info)
+        return info_lines(info, stats=stats)
     if isinstance(info, dict):
         shown = {k: v for k, v in info.items() if not isinstance(v, (list, tuple, np.ndarray))}
         return [", ".join(f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}"

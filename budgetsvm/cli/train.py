@@ -93,6 +93,12 @@ _TRAINING_OPTIONS = [
                   show_default=True, help="bsgd/bsca: how merging finds its partner"),
     click.option("--variant", type=click.Choice(VARIANTS), default="pegasos", show_default=True,
                   help="bsgd: learning-rate variant"),
+    click.option("--acf-c", "acf_c", type=float, default=0.2, show_default=True,
+                 help="acf: preference change rate c (seed 003)"),
+    click.option("--acf-pmin", "acf_pmin", type=float, default=0.05, show_default=True,
+                 help="acf: smallest coordinate preference"),
+    click.option("--acf-pmax", "acf_pmax", type=float, default=20.0, show_default=True,
+                 help="acf: largest coordinate preference"),
 ]
 
 
@@ -122,6 +128,8 @@ def params_from_options(options):
 @click.option("-v", "folds", type=int, callback=_at_least(2),
               help="n-fold cross validation: print the accuracy instead of writing a model")
 @click.option("-q", "quiet", is_flag=True, help="quiet mode: no progress or diagnostics")
+@click.option("--stats", is_flag=True,
+              help="also print solver statistics (coordinate updates of dcd/acf)")
 @click.option("-b", "probability", type=click.Choice(["0", "1"]), default="0",
               help="1: fit a probability model (Platt scaling by internal 5-fold CV) [0]")
 @click.option("--format", "model_format", type=click.Choice(["native", "liblinear", "libsvm"]),
@@ -130,7 +138,7 @@ def params_from_options(options):
 @click.option("--zero-based", is_flag=True, help="read 0-based feature indices")
 @click.argument("training_file")
 @click.argument("model_file", required=False)
-def command(folds, quiet, probability, model_format, zero_based, training_file, model_file,
+def command(folds, quiet, stats, probability, model_format, zero_based, training_file, model_file,
             **options):
     """Train an SVM on TRAINING_FILE (LIBSVM format; .gz/.bz2/.xz or - for stdin) and write
     MODEL_FILE (default: the training file's base name + .model; - for stdout)."""
@@ -162,7 +170,7 @@ def command(folds, quiet, probability, model_format, zero_based, training_file, 
         return
     with task_progress(f"training ({params.solver})", quiet=quiet) as update:
         model = train(X, y, params, callback=lambda it, info_: update(completed=it, info=info_))
-    for line in summary_lines(model):
+    for line in summary_lines(model, stats=stats):
         info(line, quiet)
     if probability == "1":
         from budgetsvm.probability import N_FOLDS, fit_probability
