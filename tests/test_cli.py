@@ -210,3 +210,18 @@ def test_liblinear_predict_agrees_with_exported_model(tmp_path):
     y, x = liblinearutil.svm_read_problem(str(plain))
     theirs, _, _ = liblinearutil.predict(y, x, liblinearutil.load_model(str(model)), "-q")
     np.testing.assert_array_equal(np.loadtxt(ours), theirs)
+
+
+def test_libsvm_predict_agrees_with_exported_bsgd_model(tmp_path):
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    model = tmp_path / "heart.libsvm"
+    result = run("bsvm-train", "-s", "bsgd", "--budget", "60", "-c", "8", "-q",
+                 "--format", "libsvm", DATA / "heart_scale.xz", model)
+    assert result.returncode == 0, result.stderr.decode()
+    ours = tmp_path / "ours"
+    assert run("bsvm-predict", "-q", DATA / "heart_scale.xz", model, ours).returncode == 0
+    plain = tmp_path / "heart"
+    plain.write_bytes(__import__("lzma").open(DATA / "heart_scale.xz").read())
+    y, x = svmutil.svm_read_problem(str(plain))
+    theirs, _, _ = svmutil.svm_predict(y, x, svmutil.svm_load_model(str(model)), "-q")
+    np.testing.assert_array_equal(np.loadtxt(ours), theirs)
