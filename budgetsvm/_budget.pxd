@@ -26,6 +26,7 @@
 from libc.stdint cimport int32_t, int64_t
 
 from budgetsvm._kernels cimport Kernel
+from budgetsvm._lookup cimport MergeTables
 
 cdef enum Maintenance:
     MAINT_REMOVAL = 0
@@ -35,7 +36,9 @@ cdef enum Maintenance:
 cdef enum MergeSearch:
     SEARCH_GSS = 0            # GSS on [0,1], ε = 0.01 (seed 002's "GSS-standard")
     SEARCH_GSS_PRECISE = 1    # robust GSS (half interval), ε = 1e-10
-    # SEARCH_LOOKUP_H = 2, SEARCH_LOOKUP_WD = 3 arrive with lookup merging (§2)
+    SEARCH_LOOKUP_H = 2       # h from the folded table, α_z and WD by the closed forms (§2.5)
+    SEARCH_LOOKUP_WD = 3      # WD = (α_m+α_n)²·WD_table(m,κ); h, α_z only for the winner (§2.5)
+    # Lookup applies to binary merges only; multi-class merging uses SEARCH_GSS (§2.5).
 
 
 ctypedef struct Store:
@@ -47,6 +50,7 @@ ctypedef struct Store:
     Py_ssize_t nr_coef
     int maintenance           # a Maintenance
     int merge_search          # a MergeSearch
+    const MergeTables* tables # lookup tables (lookup-h / lookup-wd), else NULL
     double* X                 # (d, cap)
     double* sq                # (cap,)
     double* kd                # (cap,)
@@ -78,6 +82,17 @@ ctypedef struct Store:
     int64_t n_refactor        # projection inverse recomputed from scratch
     int64_t n_since_refactor
     double wd_total           # Σ of the weight degradations (stored units)
+    int64_t n_merge_evals     # per-candidate merge evaluations during the scans
+    # comparison mode (diagnostics, seed 002 Table 3): every binary merge is also scanned with
+    # gss and gss-precise; agreement of the chosen partners and WD ratios to the precise minimum
+    bint compare
+    int64_t n_compared        # binary merges compared
+    int64_t n_same_as_gss     # configured method chose the partner gss would choose
+    int64_t n_same_as_precise # ... the partner gss-precise would choose
+    double ratio_sum          # Σ WD_precise(chosen) / WD_precise(min)   (pairs with min > 0)
+    double ratio_gss_sum      # Σ WD_precise(gss choice) / WD_precise(min)
+    double ratio_max          # max of the configured method's ratio
+    int64_t n_ratio           # terms of the two sums
 
 
 cdef class SVStore:

@@ -24,12 +24,13 @@ pair and switches on the search method, so lookup tables (§2) plug in there.
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport INFINITY, exp, fabs, sqrt
+from libc.math cimport INFINITY, NAN, exp, fabs, sqrt
 from libc.stdint cimport int32_t, int64_t
 
 from budgetsvm._kernels cimport (KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, Kernel,
                                  dots_sparse_vs_columns, kernel_from_dot, kernel_row_from_dots,
                                  kernel_row_sparse, kernel_self)
+from budgetsvm._lookup cimport MergeTables, lookup_h, lookup_wd, merge_tables
 
 cnp.import_array()
 
@@ -64,7 +65,8 @@ KERNEL_KINDS = {"linear": KERNEL_LINEAR, "poly": KERNEL_POLY, "rbf": KERNEL_RBF,
                 "sigmoid": KERNEL_SIGMOID}
 MAINTENANCE_KINDS = {"removal": MAINT_REMOVAL, "projection": MAINT_PROJECTION,
                      "merge": MAINT_MERGE}
-MERGE_SEARCH_KINDS = {"gss": SEARCH_GSS, "gss-precise": SEARCH_GSS_PRECISE}
+MERGE_SEARCH_KINDS = {"gss": SEARCH_GSS, "gss-precise": SEARCH_GSS_PRECISE,
+                      "lookup-h": SEARCH_LOOKUP_H, "lookup-wd": SEARCH_LOOKUP_WD}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,9 +126,15 @@ cdef double merge_eval(Store* st, Py_ssize_t m, Py_ssize_t n, double logk, int m
     """Merge of stored SVs m and n (log κ = −γ‖x̃_m − x̃_n‖² given): h, α_z and WD.
 
     Writes h to h_out and the nr_coef merged coefficients to az_out; returns WD in stored
-    units. method: SEARCH_GSS / SEARCH_GSS_PRECISE for the scan, SEARCH_FINAL for the final
-    placement (robust GSS at ε = 1e-3). This is the one place a lookup table replaces.
+    units. method: SEARCH_GSS / SEARCH_GSS_PRECISE / SEARCH_LOOKUP_H / SEARCH_LOOKUP_WD for the
+    scan, SEARCH_FINAL for the final placement (robust GSS at ε = 1e-3).
     Binary callers guarantee that A_m and A_n share their sign (so m ∈ (0,1]).
+
+    Lookup (binary only, §2.5; st.tables must be set):
+    * SEARCH_LOOKUP_WD returns (A_m+A_n)²·WD_table(m,κ) and computes neither h nor α_z
+      (h_out = NaN, az_out untouched): the caller places the winner with SEARCH_FINAL.
+    * SEARCH_LOOKUP_H takes h from the folded table; α_z and WD by the closed forms.
+    Multi-class merging ignores the lookup methods and uses GSS at ε = 0.01 (§2.5).
     """
     cdef Py_ssize_t r, nc = st.nr_coef
     cdef const double* Am = st.A + m * nc
@@ -134,9 +142,17 @@ cdef double merge_eval(Store* st, Py_ssize_t m, Py_ssize_t n, double logk, int m
     cdef double kappa = exp(logk), h, km, kn, wd = 0.0, a1 = 0.0, a2 = 0.0, ssum, mr, eps
     cdef bint any_class = False
     if nc == 1:
+        ssum = Am[0] + An[0]
+        if method == SEARCH_LOOKUP_WD:
+            # WD_pair = (α_m+α_n)²·WD(m,κ); sign-free because WD is 2-homogeneous
+            h_out[0] = NAN
+            return ssum * ssum * lookup_wd(st.tables, Am[0] / ssum, kappa)
         # Binary: m = α_m/(α_m+α_n); α_z = α_m κ^((1−h)²) + α_n κ^(h²);
         # WD = α_m² + α_n² − α_z² + 2 α_m α_n κ
-        h = _binary_h(Am[0] / (Am[0] + An[0]), logk, method)
+        if method == SEARCH_LOOKUP_H:
+            h = 0.5 if logk == 0.0 else lookup_h(st.tables, Am[0] / ssum, kappa)
+        else:
+            h = _binary_h(Am[0] / ssum, logk, method)
         km = exp(logk * (1.0 - h) * (1.0 - h))
         kn = exp(logk * h * h)
         az_out[0] = Am[0] * km + An[0] * kn
@@ -154,7 +170,9 @@ cdef double merge_eval(Store* st, Py_ssize_t m, Py_ssize_t n, double logk, int m
     if not any_class or logk == 0.0:
         h = 0.5
     else:
-        eps = GSS_EPS if method == SEARCH_GSS else (
+        # lookup methods: multi-class merging always uses GSS (§2.5)
+        eps = GSS_EPS if (method == SEARCH_GSS or method == SEARCH_LOOKUP_H
+                          or method == SEARCH_LOOKUP_WD) else (
             GSS_PRECISE_EPS if method == SEARCH_GSS_PRECISE else GSS_FINAL_EPS)
         if a1 > 0.0 and a2 > 0.0:
             h = gss_max(a1, a2, logk, 0.0, 1.0, eps, NULL)
@@ -326,6 +344,45 @@ cdef void _remove(Store* st) noexcept nogil:
     st.n_removals += 1
 
 
+cdef void _compare_scan(Store* st, Py_ssize_t m, Py_ssize_t chosen) noexcept nogil:
+    """Comparison mode: rescan the partners of m (binary) with gss and gss-precise and count
+    whether they agree with `chosen`; WD ratios are measured with the precise WD. st.row must
+    hold the dot products x̃_m·x̃_j (as in _merge)."""
+    cdef Py_ssize_t j, b_gss = -1, b_pre = -1
+    cdef double am = st.A[m], logk, wd, h, w_gss = INFINITY, w_pre = INFINITY, w_chosen = 0.0
+    cdef double w_gss_pre = 0.0, r
+    cdef double g = st.kernel.gamma
+    cdef double az[1]
+    for j in range(st.n):
+        if j == m or ((am >= 0.0) != (st.A[j] >= 0.0)):
+            continue
+        logk = -g * (st.sq[m] + st.sq[j] - 2.0 * st.row[j])
+        if logk > 0.0:
+            logk = 0.0
+        wd = merge_eval(st, m, j, logk, SEARCH_GSS, &h, az)
+        if b_gss < 0 or wd < w_gss or (wd == w_gss and st.stamp[j] < st.stamp[b_gss]):
+            b_gss = j
+            w_gss = wd
+        wd = merge_eval(st, m, j, logk, SEARCH_GSS_PRECISE, &h, az)
+        if b_pre < 0 or wd < w_pre or (wd == w_pre and st.stamp[j] < st.stamp[b_pre]):
+            b_pre = j
+            w_pre = wd
+        if j == chosen:
+            w_chosen = wd
+        if j == b_gss:
+            w_gss_pre = wd
+    st.n_compared += 1
+    st.n_same_as_gss += chosen == b_gss
+    st.n_same_as_precise += chosen == b_pre
+    if w_pre > 0.0:
+        r = w_chosen / w_pre
+        st.ratio_sum += r
+        st.ratio_gss_sum += w_gss_pre / w_pre
+        if r > st.ratio_max:
+            st.ratio_max = r
+        st.n_ratio += 1
+
+
 cdef void _merge(Store* st) noexcept nogil:
     cdef Py_ssize_t j, k, r, m, best = -1, nc = st.nr_coef, nnz
     cdef bint binary = nc == 1
@@ -356,11 +413,15 @@ cdef void _merge(Store* st) noexcept nogil:
         if logk > 0.0:
             logk = 0.0
         wd = merge_eval(st, m, j, logk, st.merge_search, &h, az)
+        st.n_merge_evals += 1
         if best < 0 or wd < best_wd or (wd == best_wd and st.stamp[j] < st.stamp[best]):
             best = j
             best_wd = wd
             best_logk = logk
-    # Final placement of the chosen pair: robust GSS at ε = 1e-3 (precise search keeps its h).
+    if st.compare and binary:
+        _compare_scan(st, m, best)
+    # Final placement of the chosen pair: robust GSS at ε = 1e-3 (precise search keeps its h),
+    # also after a lookup scan (§1.5.3 "final position", §2.5).
     wd = merge_eval(st, m, best, best_logk,
                     SEARCH_GSS_PRECISE if st.merge_search == SEARCH_GSS_PRECISE else SEARCH_FINAL,
                     &h, az)
@@ -583,11 +644,15 @@ cdef void store_scale(Store* st, double factor) noexcept nogil:
 cdef class SVStore:
     """Owner of a Store: SVs of dimension d, at most budget + 1 of them, nr_coef coefficients
     each. kernel: 'rbf' | 'linear' | 'poly' | 'sigmoid'; maintenance: 'removal' |
-    'projection' | 'merge'; merge_search: 'gss' | 'gss-precise'; track_q: keep ‖w‖²."""
+    'projection' | 'merge'; merge_search: 'gss' | 'gss-precise' | 'lookup-h' | 'lookup-wd'
+    (lookup: binary merges only, multi-class merging uses 'gss'); track_q: keep ‖w‖²;
+    compare: comparison mode for binary merging (rescans every merge with gss and gss-precise,
+    see counters())."""
 
     def __init__(self, Py_ssize_t d, Py_ssize_t budget, Py_ssize_t nr_coef=1, kernel="rbf",
                  double gamma=1.0, double coef0=0.0, int degree=3, maintenance="merge",
-                 merge_search="gss", bint track_q=False, double inspan_tol=INSPAN_TOL):
+                 merge_search="gss", bint track_q=False, double inspan_tol=INSPAN_TOL,
+                 bint compare=False):
         if budget < 1 or nr_coef < 1 or d < 0:
             raise ValueError("need budget >= 1, nr_coef >= 1, d >= 0")
         cap = budget + 1
@@ -618,6 +683,8 @@ cdef class SVStore:
         st.nr_coef = nr_coef
         st.maintenance = MAINTENANCE_KINDS[maintenance]
         st.merge_search = MERGE_SEARCH_KINDS[merge_search]
+        # Lookup tables: built once per process (needs the GIL), valid for its lifetime.
+        st.tables = merge_tables() if merge_search in ("lookup-h", "lookup-wd") else NULL
         st.X = _dptr(arrays["X"])
         st.sq = _dptr(arrays["sq"])
         st.kd = _dptr(arrays["kd"])
@@ -636,6 +703,7 @@ cdef class SVStore:
         st.work = _dptr(arrays["work"]) if "work" in arrays else NULL
         st.track_q = track_q
         st.inspan_tol = inspan_tol
+        st.compare = compare
         self.reset()
 
     cdef void reset(self) noexcept nogil:
@@ -650,6 +718,14 @@ cdef class SVStore:
         self.st.n_refactor = 0
         self.st.n_since_refactor = 0
         self.st.wd_total = 0.0
+        self.st.n_merge_evals = 0
+        self.st.n_compared = 0
+        self.st.n_same_as_gss = 0
+        self.st.n_same_as_precise = 0
+        self.st.ratio_sum = 0.0
+        self.st.ratio_gss_sum = 0.0
+        self.st.ratio_max = 0.0
+        self.st.n_ratio = 0
 
     @property
     def n(self):
@@ -660,11 +736,26 @@ cdef class SVStore:
         return self.st.Q
 
     def counters(self):
-        """Maintenance counters as a dict of ints (plus wd_total, a float in stored units)."""
-        return {"n_maintenance": self.st.n_maintenance, "n_merges": self.st.n_merges,
+        """Maintenance counters as a dict of ints (plus wd_total, a float in stored units).
+
+        In comparison mode also n_compared, same_as_gss / same_as_precise (fractions of the
+        compared merges whose partner equals the gss / gss-precise choice), wd_ratio_mean,
+        wd_ratio_max (precise WD of the chosen pair over the precise minimum) and
+        gss_wd_ratio_mean (the same for the partner gss would have chosen)."""
+        if self.st.compare:
+            nc, nr = max(self.st.n_compared, 1), max(self.st.n_ratio, 1)
+            extra = {"n_compared": self.st.n_compared,
+                     "same_as_gss": self.st.n_same_as_gss / nc,
+                     "same_as_precise": self.st.n_same_as_precise / nc,
+                     "wd_ratio_mean": self.st.ratio_sum / nr,
+                     "wd_ratio_max": self.st.ratio_max,
+                     "gss_wd_ratio_mean": self.st.ratio_gss_sum / nr}
+        else:
+            extra = {}
+        return extra | {"n_maintenance": self.st.n_maintenance, "n_merges": self.st.n_merges,
                 "n_removals": self.st.n_removals, "n_projections": self.st.n_projections,
                 "n_inspan": self.st.n_inspan, "n_refactor": self.st.n_refactor,
-                "wd_total": self.st.wd_total}
+                "n_merge_evals": self.st.n_merge_evals, "wd_total": self.st.wd_total}
 
     def export(self):
         """(sv dense (n, d), A (n, nr_coef), origin (n,), stamp (n,)) in list order (by stamp)."""
@@ -720,16 +811,18 @@ cdef class SVStore:
 
     # For tests.
     def evaluate_merge(self, Py_ssize_t m, Py_ssize_t n, method="gss"):
-        """(h, α_z, WD) of merging slots m and n with the scan method ('gss', 'gss-precise')
-        or 'final' (robust GSS at 1e-3)."""
+        """(h, α_z, WD) of merging slots m and n with the scan method ('gss', 'gss-precise',
+        'lookup-h', 'lookup-wd': h and α_z are NaN) or 'final' (robust GSS at 1e-3)."""
         if not (0 <= m < self.st.n and 0 <= n < self.st.n and m != n):
             raise IndexError("bad slots")
         code = SEARCH_FINAL if method == "final" else MERGE_SEARCH_KINDS[method]
+        if code in (SEARCH_LOOKUP_H, SEARCH_LOOKUP_WD) and self.st.tables == NULL:
+            self.st.tables = merge_tables()
         d, cap = self.st.d, self.st.cap
         X = self._arrays["X"][:d * cap].reshape(d, cap)
         d2 = max(float(((X[:, m] - X[:, n]) ** 2).sum()), 0.0)
         cdef double h
-        az = np.zeros(self.st.nr_coef)
+        az = np.full(self.st.nr_coef, np.nan)
         cdef double[::1] a = az
         wd = merge_eval(&self.st, m, n, -self.st.kernel.gamma * d2, code, &h, &a[0])
         return h, (az[0] if self.st.nr_coef == 1 else az), wd

@@ -3,6 +3,11 @@
 ``train_bsgd`` — budgeted SGD (ALGORITHMS.md §1, budgetsvm/_bsgd.pyx) on the SV store of
 budgetsvm/_budget.pyx. Two classes give one binary model (label[0] is y = +1); k > 2 classes give
 one Crammer–Singer model with a coefficient per class per SV ('argmax' prediction).
+
+``train_bsca`` — budgeted stochastic coordinate ascent on the dual (ALGORITHMS.md §3,
+budgetsvm/_bsca.pyx) on the same store (s = 1, stored coefficients are β = y·δ). Two classes give
+one binary model; k > 2 classes give k one-vs-rest binary models, each with its own budget B,
+stacked into one 'argmax' model: coef (Σ n_sv, k), an SV of model c is nonzero only in column c.
 """
 import time
 import warnings
@@ -15,8 +20,8 @@ from budgetsvm.errors import BsvmError, ParameterError
 # The dense SV store needs 8·d·(B+1) bytes (budgetsvm/_budget.pxd); refuse beyond this.
 MAX_STORE_BYTES = 8 * 1024 ** 3
 
-# The maintenance search methods available in this version (lookup-* arrive with issue 4).
-AVAILABLE_MERGE_SEARCH = ("gss", "gss-precise")
+# The maintenance search methods (lookup-*: binary merges; Crammer–Singer merging uses gss).
+AVAILABLE_MERGE_SEARCH = ("gss", "gss-precise", "lookup-h", "lookup-wd")
 
 
 def _canonical_csr(X):
@@ -54,9 +59,11 @@ def _model_params(params, n, d, gamma, extra):
     return meta
 
 
-def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, **solver_options):
+def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_merges=False,
+             **solver_options):
     """Run BSGD; returns (sv dense (n_sv, d), coef (n_sv, nr_coef) true coefficients,
-    origin (n_sv,), info dict). ``trace``/``solver_options`` are passed to the core (tests)."""
+    origin (n_sv,), info dict). ``trace``/``solver_options`` are passed to the core (tests);
+    compare_merges: comparison mode of the store (diagnostics, slower), its counters go to info."""
     from budgetsvm._bsgd import bsgd_solve
     from budgetsvm._budget import SVStore
     if params.maintenance == "merge" and params.merge_search not in AVAILABLE_MERGE_SEARCH:
@@ -85,7 +92,7 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, **solver_
     store = SVStore(d, int(params.budget), nr_coef, params.kernel, gamma, float(params.coef0),
                     int(params.degree), params.maintenance,
                     params.merge_search if params.maintenance == "merge" else "gss",
-                    track_q=(variant == "mp"))
+                    track_q=(variant == "mp"), compare=compare_merges)
     xsq = np.bincount(np.repeat(np.arange(n), np.diff(X.indptr)), weights=X.data * X.data,
                       minlength=n).astype(np.float64)
     report = None
@@ -109,13 +116,23 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, **solver_
         "n_removals": int(counters["n_removals"]),
         "n_projections": int(counters["n_projections"]),
         "n_inspan": int(counters["n_inspan"]), "n_renorm": int(res["n_renorm"]),
+        "n_merge_evals": int(counters["n_merge_evals"]),
         "train_seconds": seconds, "maintenance_seconds": float(res["maintenance_seconds"]),
         "gamma": gamma, "scale": res["s"],
     }
+    info.update(_compare_counters(counters))
     return sv, coef, origin, info
 
 
-def train_bsgd(X, y_index, labels, params, callback=None):
+_COMPARE_KEYS = ("n_compared", "same_as_gss", "same_as_precise", "wd_ratio_mean",
+                 "wd_ratio_max", "gss_wd_ratio_mean")
+
+
+def _compare_counters(counters):
+    return {key: counters[key] for key in _COMPARE_KEYS if key in counters}
+
+
+def train_bsgd(X, y_index, labels, params, callback=None, compare_merges=False):
     """Train a budgeted kernel SVM by BSGD; returns a KernelModel.
 
     X: CSR float64 (n × d); y_index: int32 class of every row in label order; labels: float64
@@ -127,7 +144,9 @@ def train_bsgd(X, y_index, labels, params, callback=None):
     appended) with true coefficients; rho is zero (no bias). ``model.train_info`` (not saved)
     has n_steps, n_sv, n_violations, n_maintenance, n_merges, n_removals, n_projections,
     n_inspan, n_renorm, train_seconds, maintenance_seconds (wall time of the insertions that
-    triggered maintenance), gamma, scale.
+    triggered maintenance), gamma, scale, n_merge_evals; with compare_merges=True (binary
+    merging diagnostics, seed 002 Table 3; slower) also n_compared, same_as_gss,
+    same_as_precise, wd_ratio_mean, wd_ratio_max, gss_wd_ratio_mean.
     """
     from budgetsvm.model import KernelModel, KernelSpec
     labels = np.asarray(labels, dtype=np.float64)
@@ -137,6 +156,7 @@ def train_bsgd(X, y_index, labels, params, callback=None):
     X = _canonical_csr(X)
     n, d = X.shape
     sv, coef, origin, info = fit_bsgd(X, y_index, k, params, callback,
+                                      compare_merges=compare_merges,
                                       class_weight=class_weight_vector(labels, params))
     gamma = info["gamma"]
     kernel = KernelSpec(params.kernel, gamma, int(params.degree), float(params.coef0))
@@ -144,5 +164,196 @@ def train_bsgd(X, y_index, labels, params, callback=None):
     meta = _model_params(params, n, d, gamma, {})
     model = KernelModel(labels, kernel, sp.csr_matrix(sv, shape=(sv.shape[0], d)), coef,
                         np.zeros(coef.shape[1]), multiclass, "bsgd", params=meta)
+    model.train_info = info
+    return model
+
+
+# ---------------------------------------------------------------------------------------------
+# BSCA
+# ---------------------------------------------------------------------------------------------
+
+def _check_budgeted(params, d):
+    if params.maintenance == "merge" and params.merge_search not in AVAILABLE_MERGE_SEARCH:
+        raise ParameterError(f"--merge-search {params.merge_search}: not yet available")
+    if params.maintenance == "merge" and params.kernel != "rbf":
+        raise ParameterError("--maintenance merge needs the RBF kernel")
+    if int(params.budget) < 1:
+        raise ParameterError("--budget must be at least 1")
+    store_bytes = 8 * d * (int(params.budget) + 1)
+    if params.maintenance == "projection":
+        store_bytes += 16 * (int(params.budget) + 1) ** 2
+    if store_bytes > MAX_STORE_BYTES:
+        raise BsvmError(f"the support-vector store would need {store_bytes / 1024 ** 3:.1f} GB "
+                        f"({d} features x budget {params.budget}, stored densely); "
+                        "use a smaller --budget")
+
+
+def _row_sqnorms(X):
+    n = X.shape[0]
+    return np.bincount(np.repeat(np.arange(n), np.diff(X.indptr)), weights=X.data * X.data,
+                       minlength=n).astype(np.float64)
+
+
+def bsca_objectives(store, X, y, upper, alpha, xsq=None):
+    """Diagnostics of §3.5 in C-form for a binary BSCA state.
+
+    primal = ½ Σ_jl β_j β_l k(x̃_j, x̃_l) + Σ_i C_i max(0, 1 − y_i f̃(x_i)) (exact for the
+    budgeted model), dual_tracked = Σ α − ½ Σ_i α_i y_i f̃(x_i) (equal to the exact dual while
+    no maintenance has happened). Returns a dict with primal, dual_tracked and f (the budgeted
+    decision values on X).
+    """
+    from budgetsvm._bsca import store_decision
+    X = _canonical_csr(X)
+    if xsq is None:
+        xsq = _row_sqnorms(X)
+    indices = X.indices.astype(np.int32, copy=False)
+    indptr = X.indptr.astype(np.int64, copy=False)
+    f = store_decision(store, X.data, indices, indptr, xsq)
+    sv, A, _, _ = store.export()
+    S = sp.csr_matrix(sv)
+    fs = store_decision(store, S.data, S.indices.astype(np.int32), S.indptr.astype(np.int64),
+                        (sv * sv).sum(1))
+    y = np.asarray(y, dtype=np.float64)
+    out = {"primal": 0.5 * float(A[:, 0] @ fs) + float(upper @ np.maximum(0.0, 1.0 - y * f)),
+           "dual_tracked": float(alpha.sum() - 0.5 * (alpha * y) @ f), "f": f}
+    return out
+
+
+def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, monitor=None,
+                    trace=None, monitor_test=None, compare_merges=False):
+    """One binary BSCA run. X canonical CSR; y ±1 (int8); upper[i] = C_i.
+
+    Returns (store, alpha, info). monitor(row) gets a dict per epoch (epoch, time = training
+    seconds so far without monitoring, primal, dual_tracked, [test_accuracy],
+    merge_fraction = merges / steps of that epoch, n_sv, n_updates); monitoring time is excluded.
+    monitor_test: optional (X_test CSR, y_test ±1) for test accuracy per epoch.
+    """
+    from budgetsvm._bsca import bsca_solve, store_decision
+    from budgetsvm._budget import SVStore
+    n, d = X.shape
+    store = SVStore(d, int(params.budget), 1, params.kernel, gamma, float(params.coef0),
+                    int(params.degree), params.maintenance,
+                    params.merge_search if params.maintenance == "merge" else "gss",
+                    compare=compare_merges)
+    xsq = _row_sqnorms(X)
+    alpha = np.zeros(n)
+    y = np.asarray(y, dtype=np.int8)
+    upper = np.ascontiguousarray(upper, dtype=np.float64)
+    indices = X.indices.astype(np.int32, copy=False)
+    indptr = X.indptr.astype(np.int64, copy=False)
+    report = None
+    if callback is not None:
+        def report(step, total):
+            callback(step, f"#SV {store.n}")
+    epoch_cb = None
+    if monitor is not None:
+        last = {"merges": 0}
+
+        def epoch_cb(epoch, stats):
+            obj = bsca_objectives(store, X, y, upper, alpha, xsq)
+            merges = store.counters()["n_merges"]
+            row = {"epoch": epoch, "time": stats["seconds"], "primal": obj["primal"],
+                   "dual_tracked": obj["dual_tracked"],
+                   "merge_fraction": (merges - last["merges"]) / n,
+                   "n_sv": store.n, "n_updates": stats["epoch_updates"]}
+            last["merges"] = merges
+            if monitor_test is not None:
+                Xt, yt = monitor_test
+                xt_sq = _row_sqnorms(Xt)
+                ft = store_decision(store, Xt.data, Xt.indices.astype(np.int32),
+                                    Xt.indptr.astype(np.int64), xt_sq)
+                row["test_accuracy"] = float(np.mean(np.where(ft > 0, 1, -1) == yt))
+            monitor(row)
+    res = bsca_solve(store, X.data, indices, indptr, xsq, y, upper, alpha,
+                     epochs=int(params.epochs), seed=int(params.seed if seed is None else seed),
+                     callback=report, epoch_callback=epoch_cb, trace=trace)
+    counters = store.counters()
+    info = {
+        "n_steps": int(res["t"]), "n_sv": int(store.n), "n_updates": int(res["n_updates"]),
+        "n_zero_norm": int(res["n_zero_norm"]), "epoch_updates": list(res["epoch_updates"]),
+        "n_maintenance": int(counters["n_maintenance"]), "n_merges": int(counters["n_merges"]),
+        "n_removals": int(counters["n_removals"]),
+        "n_projections": int(counters["n_projections"]), "n_inspan": int(counters["n_inspan"]),
+        "n_merge_evals": int(counters["n_merge_evals"]),
+        "train_seconds": float(res["seconds"]),
+        "maintenance_seconds": float(res["maintenance_seconds"]),
+        "merge_fraction": counters["n_merges"] / max(int(res["t"]), 1),
+    }
+    info.update(_compare_counters(counters))
+    return store, alpha, info
+
+
+def train_bsca(X, y_index, labels, params, callback=None, monitor=None, monitor_test=None,
+               compare_merges=False):
+    """Train a budgeted kernel SVM by BSCA (ALGORITHMS.md §3); returns a KernelModel.
+
+    Arguments as train_bsgd (params.variant/eta/radius are ignored). Binary: y = +1 for
+    label[0], −1 for label[1], C_i = C·w_{y_i}. k > 2 classes: one-vs-rest, model c trained on
+    y = +1 for class c and −1 otherwise (C_i = C·w of the row's own class), each with budget B
+    and the same seed; 'argmax' over the k decision values.
+
+    monitor(row): called per epoch (per binary model, row["model"] = class index for k > 2) with
+    time (training seconds, monitoring excluded), primal, dual_tracked, merge_fraction, n_sv,
+    n_updates and, with monitor_test = (X_test, y_index_test), test_accuracy.
+    ``model.train_info`` (not saved): n_steps, n_sv, n_updates, n_maintenance, n_merges,
+    n_removals, n_projections, n_inspan, n_merge_evals, merge_fraction, train_seconds,
+    maintenance_seconds, gamma, (k > 2) per_model: the info dict of every binary model;
+    compare_merges: the comparison-mode counters of train_bsgd (per binary model).
+    """
+    from budgetsvm.model import KernelModel, KernelSpec
+    labels = np.asarray(labels, dtype=np.float64)
+    k = len(labels)
+    if k < 2:
+        raise ParameterError("BSCA needs at least two classes")
+    X = _canonical_csr(X)
+    n, d = X.shape
+    _check_budgeted(params, d)
+    gamma = params.effective_gamma(d)
+    y_index = np.asarray(y_index, dtype=np.int32)
+    upper = float(params.C) * class_weight_vector(labels, params)[y_index]
+    test = None
+    if monitor_test is not None:
+        test = (_canonical_csr(monitor_test[0]), np.asarray(monitor_test[1], dtype=np.int32))
+    models = [0] if k == 2 else list(range(k))
+    svs, coefs, infos = [], [], []
+    for c in models:
+        y = np.where(y_index == c, 1, -1).astype(np.int8)
+        mon = None
+        if monitor is not None:
+            def mon(row, c=c):
+                if k > 2:
+                    row["model"] = c
+                monitor(row)
+        mt = None if test is None else (test[0], np.where(test[1] == c, 1, -1))
+        store, alpha, info = fit_bsca_binary(X, y, upper, params, gamma, callback=callback,
+                                             monitor=mon, monitor_test=mt,
+                                             compare_merges=compare_merges)
+        sv, A, _, _ = store.export()
+        svs.append(sv)
+        coefs.append(A[:, 0])
+        infos.append(info)
+    kernel = KernelSpec(params.kernel, gamma, int(params.degree), float(params.coef0))
+    if k == 2:
+        sv, coef, multiclass = svs[0], coefs[0].reshape(-1, 1), "binary"
+        info = dict(infos[0])
+    else:
+        sv = np.vstack(svs) if svs else np.zeros((0, d))
+        coef = np.zeros((sv.shape[0], k))
+        row = 0
+        for c, a in enumerate(coefs):
+            coef[row:row + a.size, c] = a
+            row += a.size
+        multiclass = "argmax"
+        info = {key: sum(i[key] for i in infos) for key in
+                ("n_steps", "n_sv", "n_updates", "n_zero_norm", "n_maintenance", "n_merges",
+                 "n_removals", "n_projections", "n_inspan", "n_merge_evals", "train_seconds",
+                 "maintenance_seconds")}
+        info["merge_fraction"] = info["n_merges"] / max(info["n_steps"], 1)
+        info["per_model"] = infos
+    info["gamma"] = gamma
+    meta = _model_params(params, n, d, gamma, {"multiclass_scheme": "ovr"} if k > 2 else {})
+    meta.pop("variant", None)
+    model = KernelModel(labels, kernel, sp.csr_matrix(sv, shape=(sv.shape[0], d)), coef,
+                        np.zeros(coef.shape[1]), multiclass, "bsca", params=meta)
     model.train_info = info
     return model

@@ -22,6 +22,9 @@ def _solver_function(name):
     if name == "ww":
         from budgetsvm.ww import train_ww
         return train_ww
+    if name == "bsca":
+        from budgetsvm.kernel_solvers import train_bsca
+        return train_bsca
     if name == "bsgd":
         from budgetsvm.kernel_solvers import train_bsgd
         return train_bsgd
@@ -33,8 +36,12 @@ def check_solver(name):
     _solver_function(name)
 
 
-def train(X, y, params: TrainParams, callback=None):
-    """Train a model on CSR X (n × d) and labels y with the solver named in params."""
+def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=None):
+    """Train a model on CSR X (n × d) and labels y with the solver named in params.
+
+    monitor(row) (bsca only) receives one dict per epoch: time, objectives, merge fraction, and
+    test accuracy on monitor_test = (X_test, y_test) when given (test labels unknown to the
+    training data count as errors)."""
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -52,7 +59,22 @@ def train(X, y, params: TrainParams, callback=None):
                 f"{X.shape[1]} features × {len(labels)} classes need {n_weights} dense weights "
                 f"({n_weights * 8 / 2**30:.1f} GiB); linear solvers accept at most "
                 f"{MAX_LINEAR_WEIGHTS} (2 GiB): are the feature indices right?")
-    return _solver_function(params.solver)(X, y_index, labels, params, callback=callback)
+    extra = {}
+    if monitor is not None:
+        if params.solver != "bsca":
+            raise ParameterError("--monitor is available for -s bsca only")
+        extra["monitor"] = monitor
+        if monitor_test is not None:
+            X_test, y_test = monitor_test
+            X_test = sp.csr_matrix(X_test, dtype=np.float64)
+            if X_test.shape[1] != X.shape[1]:      # monitoring only: match the training width
+                X_test = sp.hstack([X_test, sp.csr_matrix((X_test.shape[0], max(
+                    0, X.shape[1] - X_test.shape[1])))]).tocsr()[:, :X.shape[1]]
+            position = {float(v): i for i, v in enumerate(labels)}
+            y_test = np.array([position.get(float(v), -1) for v in y_test], dtype=np.int32)
+            extra["monitor_test"] = (X_test, y_test)
+    return _solver_function(params.solver)(X, y_index, labels, params, callback=callback,
+                                           **extra)
 
 
 def stratified_folds(y, nr_fold, seed):

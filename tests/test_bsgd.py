@@ -11,7 +11,6 @@ import scipy.sparse as sp
 from budgetsvm._budget import SVStore, gss
 from budgetsvm._bsgd import bsgd_solve
 from budgetsvm._rng import Random
-from budgetsvm.errors import ParameterError
 from budgetsvm.kernel_solvers import fit_bsgd, train_bsgd
 from budgetsvm.labels import group_classes
 from budgetsvm.params import TrainParams
@@ -424,11 +423,11 @@ def test_model_decision_equals_scaled_store():
     assert model.params["budget"] == 12 and model.params["maintenance"] == "merge"
 
 
-def test_lookup_search_not_yet_available_and_gamma_default():
+def test_lookup_search_available_and_gamma_default():
+    # lookup-h / lookup-wd arrived with issue 4 (tests/test_bsca.py has their oracles)
     X, y_index, labels = problem(2)
     p = TrainParams(solver="bsgd", merge_search="lookup-wd", budget=5)
-    with pytest.raises(ParameterError, match="not yet available"):
-        train_bsgd(X, y_index, labels, p)
+    assert train_bsgd(X, y_index, labels, p).n_sv <= 5
     p = TrainParams(solver="bsgd", budget=5, epochs=1)
     assert train_bsgd(X, y_index, labels, p).kernel.gamma == 0.25
 

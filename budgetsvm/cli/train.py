@@ -5,6 +5,7 @@ import click
 import numpy as np
 
 from budgetsvm import io, model_io
+from budgetsvm.fileio import atomic_output
 from budgetsvm.cli.common import info, run
 from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, SOLVERS, VARIANTS, TrainParams,
                               check_params)
@@ -136,9 +137,14 @@ def params_from_options(options):
               default="native", show_default=True,
               help="model file format (liblinear: linear models; libsvm: binary kernel models)")
 @click.option("--zero-based", is_flag=True, help="read 0-based feature indices")
+@click.option("--monitor", "monitor_file", metavar="FILE",
+              help="bsca: write a CSV per epoch (time, primal, tracked dual, merge fraction...)")
+@click.option("--monitor-test", "monitor_test_file", metavar="FILE",
+              help="bsca with --monitor: also record the test accuracy on this file")
 @click.argument("training_file")
 @click.argument("model_file", required=False)
-def command(folds, quiet, stats, probability, model_format, zero_based, training_file, model_file,
+def command(folds, quiet, stats, probability, model_format, zero_based, monitor_file,
+            monitor_test_file, training_file, model_file,
             **options):
     """Train an SVM on TRAINING_FILE (LIBSVM format; .gz/.bz2/.xz or - for stdin) and write
     MODEL_FILE (default: the training file's base name + .model; - for stdout)."""
@@ -168,8 +174,17 @@ def command(folds, quiet, stats, probability, model_format, zero_based, training
         accuracy = 100.0 * np.mean(predicted == y)
         click.echo("Cross Validation Accuracy = %g%%" % accuracy)
         return
+    if monitor_test_file and not monitor_file:
+        raise click.UsageError("--monitor-test needs --monitor FILE")
+    if monitor_file and params.solver != "bsca":
+        raise click.UsageError("--monitor is available for -s bsca only")
+    rows = []
+    monitor_test = io.read_problem(monitor_test_file) if monitor_test_file else None
     with task_progress(f"training ({params.solver})", quiet=quiet) as update:
-        model = train(X, y, params, callback=lambda it, info_: update(completed=it, info=info_))
+        model = train(X, y, params, callback=lambda it, info_: update(completed=it, info=info_),
+                      monitor=rows.append if monitor_file else None, monitor_test=monitor_test)
+    if monitor_file:
+        write_monitor_csv(monitor_file, rows)
     for line in summary_lines(model, stats=stats):
         info(line, quiet)
     if probability == "1":
@@ -177,6 +192,16 @@ def command(folds, quiet, stats, probability, model_format, zero_based, training
         with task_progress(f"probability model ({N_FOLDS}-fold CV)", quiet=quiet):
             fit_probability(X, y, params, model)
     model_io.save_model(model, model_file, format=model_format)
+
+
+def write_monitor_csv(path, rows):
+    """One CSV line per monitored epoch (columns: the union of the rows' keys, in order)."""
+    import csv
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    with atomic_output(path) as stream:
+        writer = csv.DictWriter(stream, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def main(argv=None):

@@ -1,0 +1,317 @@
+"""BSCA and lookup merging in the store: the oracles of ALGORITHMS.md §7.4 (and §7.3 item 6).
+
+The reference is plain numpy stochastic coordinate ascent on a full kernel matrix, replaying the
+solver's order through budgetsvm._rng.Random: epoch e visits the e-th permutation(n) drawn from
+Random(seed).
+"""
+import numpy as np
+import pytest
+import scipy.optimize
+import scipy.sparse as sp
+
+from budgetsvm._bsca import bsca_solve
+from budgetsvm._budget import SVStore
+from budgetsvm._rng import Random
+from budgetsvm.kernel_solvers import bsca_objectives, train_bsca, train_bsgd
+from budgetsvm.labels import group_classes
+from budgetsvm.params import TrainParams
+
+
+def rbf(A, B, gamma):
+    d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2 * A @ B.T
+    return np.exp(-gamma * np.maximum(d2, 0))
+
+
+def blobs(n, d=2, seed=0, spread=1.2):
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 2 == 0, 1, -1).astype(np.int8)
+    X = np.outer(y, rng.normal(size=d)) + spread * rng.normal(size=(n, d))
+    X[rng.random(X.shape) < 0.15] = 0.0
+    return X, y
+
+
+def run_core(X, y, C=1.0, gamma=0.5, budget=10**4, epochs=3, seed=3, maintenance="merge",
+             merge_search="gss", upper=None, trace=None):
+    Xs = sp.csr_matrix(X)
+    n, d = X.shape
+    store = SVStore(d, budget, 1, "rbf", gamma, 0.0, 3, maintenance, merge_search)
+    alpha = np.zeros(n)
+    upper = np.full(n, C) if upper is None else np.asarray(upper, float)
+    res = bsca_solve(store, Xs.data, Xs.indices.astype(np.int32), Xs.indptr.astype(np.int64),
+                     (X * X).sum(1), y, upper, alpha, epochs=epochs, seed=seed,
+                     trace=None if trace is None else (lambda t, i, dl: trace(store, alpha, t, i,
+                                                                              dl)))
+    return store, alpha, res, upper
+
+
+def numpy_sca(K, y, upper, epochs, seed):
+    """Plain stochastic coordinate ascent; returns α and the δ of every step."""
+    n = len(y)
+    alpha = np.zeros(n)
+    rng = Random(seed)
+    deltas = []
+    for _ in range(epochs):
+        for i in rng.permutation(n):
+            f = (alpha * y) @ K[:, i]
+            new = min(max(alpha[i] + (1.0 - y[i] * f) / K[i, i], 0.0), upper[i])
+            deltas.append(new - alpha[i])
+            alpha[i] = new
+    return alpha, np.array(deltas)
+
+
+def dual(K, y, alpha):
+    v = alpha * y
+    return alpha.sum() - 0.5 * v @ K @ v
+
+
+@pytest.mark.parametrize("weights", [False, True])
+def test_unexceeded_budget_equals_numpy_sca(weights):
+    X, y = blobs(50, d=3, seed=1)
+    K = rbf(X, X, 0.5)
+    upper = np.where(y > 0, 1.0, 2.5) if weights else np.full(50, 1.0)
+    steps = []
+    store, alpha, res, _ = run_core(X, y, upper=upper, epochs=4, seed=7,
+                                    trace=lambda st, a, t, i, dl: steps.append(dl))
+    ref_alpha, ref_deltas = numpy_sca(K, y.astype(float), upper, 4, 7)
+    assert store.counters()["n_maintenance"] == 0
+    np.testing.assert_allclose(alpha, ref_alpha, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(steps, ref_deltas, rtol=0, atol=1e-10)
+    # the model aggregated by origin is Σ α_i y_i φ(x_i); one entry per non-zero step
+    _, A, origin, _ = store.export()
+    agg = np.zeros(50)
+    np.add.at(agg, origin, A[:, 0])
+    np.testing.assert_allclose(agg, ref_alpha * y, rtol=0, atol=1e-10)
+    assert store.n == res["n_updates"] == np.count_nonzero(ref_deltas)
+
+
+def test_dual_monotone_box_and_tracked_dual_exact_without_maintenance():
+    X, y = blobs(40, seed=2)
+    K = rbf(X, X, 0.5)
+    Xs = sp.csr_matrix(X)
+    duals = []
+
+    def trace(store, alpha, t, i, dl):
+        assert np.all(alpha >= 0) and np.all(alpha <= 2.0)
+        D = dual(K, y.astype(float), alpha)
+        duals.append(D)
+        if t % 7 == 0:
+            obj = bsca_objectives(store, Xs, y, np.full(40, 2.0), alpha)
+            assert abs(obj["dual_tracked"] - D) <= 1e-10 * max(1.0, abs(D))
+
+    run_core(X, y, C=2.0, epochs=5, trace=trace)
+    assert np.all(np.diff(duals) >= -1e-12 * np.abs(duals[1:]).max())
+
+
+def test_box_budget_and_same_sign_merges_every_step():
+    # Large C and a narrow kernel: many negative steps, so β of both signs meet in the budget.
+    X, y = blobs(80, seed=3, spread=1.5)
+    C, B = 10.0, 12
+    state = {"prev": {}, "max_stamp": -1, "merges": 0, "neg": 0, "checked": 0}
+
+    def trace(store, alpha, t, i, dl):
+        assert np.all(alpha >= 0) and np.all(alpha <= C)
+        assert store.n <= B
+        _, A, origin, stamp = store.export()
+        cur = dict(zip(stamp.tolist(), A[:, 0].tolist()))
+        prev = dict(state["prev"])
+        if dl != 0.0:
+            state["max_stamp"] += 1
+            prev[state["max_stamp"]] = y[i] * dl          # the inserted entry
+        merges = store.counters()["n_merges"]
+        if merges > state["merges"]:
+            state["max_stamp"] += 1                         # the merged z
+            gone = [prev[s] for s in prev if s not in cur]
+            assert len(gone) == 2
+            am, an = gone
+            assert np.sign(am) == np.sign(an) and am != 0
+            m = am / (am + an)
+            assert 0 < m < 1 or m == 1.0
+            state["checked"] += 1
+        state["merges"] = merges
+        state["neg"] += int(dl < 0)
+        state["prev"] = cur
+        assert max(cur) == state["max_stamp"] or not cur
+
+    run_core(X, y, C=C, gamma=2.0, budget=B, epochs=4, trace=trace)
+    assert state["checked"] > 50
+    assert state["neg"] > 20             # negative steps: entries of sign −y_i were inserted
+
+
+def test_sca_reaches_qp_optimum():
+    X, y = blobs(60, seed=4)
+    C = 1.0
+    K = rbf(X, X, 0.5)
+    Q = (y[:, None] * y[None, :]) * K
+    store, alpha, res, upper = run_core(X, y, C=C, epochs=300, budget=60 * 300)
+    assert store.counters()["n_maintenance"] == 0
+    opt = scipy.optimize.minimize(lambda a: 0.5 * a @ Q @ a - a.sum(), np.zeros(60),
+                                  jac=lambda a: Q @ a - 1.0, method="L-BFGS-B",
+                                  bounds=[(0, C)] * 60,
+                                  options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 10000})
+    D_opt = -opt.fun
+    D = dual(K, y.astype(float), alpha)
+    assert D >= D_opt - 1e-6 * abs(D_opt)
+    assert abs(D - D_opt) <= 1e-6 * abs(D_opt)
+    P = bsca_objectives(store, sp.csr_matrix(X), y, upper, alpha)["primal"]
+    assert 0 <= P - D <= 1e-6 * abs(D)
+
+
+def problem(k, n=150, seed=5):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=2.0, size=(k, 3))
+    c = np.arange(n) % k
+    X = centers[c] + rng.normal(size=(n, 3))
+    labels, y_index = group_classes(np.array([3.0, -1.0, 8.0, 2.0])[c])
+    return sp.csr_matrix(X), y_index, labels
+
+
+@pytest.mark.parametrize("merge_search", ["gss", "lookup-wd", "lookup-h"])
+def test_train_bsca_binary_model_equals_store(merge_search):
+    X, y_index, labels = problem(2)
+    p = TrainParams(solver="bsca", C=4.0, gamma=0.5, budget=15, epochs=3, seed=2,
+                    merge_search=merge_search)
+    model = train_bsca(X, y_index, labels, p)
+    assert model.multiclass == "binary" and model.n_sv <= 15
+    info = model.train_info
+    assert info["n_merges"] > 0 and info["n_merges"] == info["n_updates"] - model.n_sv
+    acc = (model.predict(X) == labels[y_index]).mean()
+    assert acc > 0.8
+    m2 = train_bsca(X, y_index, labels, p)
+    np.testing.assert_array_equal(model.coef, m2.coef)
+
+
+def test_train_bsca_one_vs_rest():
+    X, y_index, labels = problem(3)
+    p = TrainParams(solver="bsca", C=4.0, gamma=0.5, budget=12, epochs=3, seed=2,
+                    merge_search="lookup-wd")
+    rows = []
+    model = train_bsca(X, y_index, labels, p, monitor=rows.append)
+    assert model.multiclass == "argmax" and model.coef.shape[1] == 3
+    assert np.all(np.count_nonzero(model.coef, axis=1) <= 1)
+    assert all(info["n_sv"] <= 12 for info in model.train_info["per_model"])
+    assert len(rows) == 9 and {r["model"] for r in rows} == {0, 1, 2}
+    # each column equals the binary class-c-vs-rest run
+    y_c = np.where(y_index == 1, 0, 1).astype(np.int32)
+    binary = train_bsca(X, y_c, np.array([1.0, 0.0]), p)
+    col = model.coef[:, 1]
+    np.testing.assert_array_equal(col[col != 0], binary.coef[:, 0][binary.coef[:, 0] != 0])
+    assert (model.predict(X) == labels[y_index]).mean() > 0.8
+
+
+def test_zero_norm_points_linear_kernel():
+    X, y = blobs(30, seed=6)
+    X[[3, 8]] = 0.0
+    Xs = sp.csr_matrix(X)
+    store = SVStore(2, 1000, 1, "linear", 1.0, 0.0, 3, "removal", "gss")
+    alpha = np.zeros(30)
+    res = bsca_solve(store, Xs.data, Xs.indices.astype(np.int32), Xs.indptr.astype(np.int64),
+                     (X * X).sum(1), y, np.full(30, 0.7), alpha, epochs=3, seed=1)
+    assert res["n_zero_norm"] == 2 and alpha[3] == alpha[8] == 0.7
+    _, _, origin, _ = store.export()
+    assert 3 not in origin and 8 not in origin
+
+
+def test_monitor_rows_and_tracked_dual():
+    X, y_index, labels = problem(2)
+    rows = []
+    p = TrainParams(solver="bsca", C=1.0, gamma=0.5, budget=500, epochs=3, seed=2)
+    train_bsca(X, y_index, labels, p, monitor=rows.append, monitor_test=(X, y_index))
+    assert [r["epoch"] for r in rows] == [1, 2, 3]
+    assert all(r["merge_fraction"] == 0 for r in rows)
+    assert all(r["primal"] >= r["dual_tracked"] - 1e-9 for r in rows)   # exact dual: no merge
+    assert rows[-1]["test_accuracy"] > 0.8
+    assert np.all(np.diff([r["time"] for r in rows]) >= 0)
+
+
+def test_callback_and_interrupt():
+    X, y_index, labels = problem(2, n=300)
+    calls = []
+    p = TrainParams(solver="bsca", gamma=0.5, budget=20, epochs=70)      # 21,000 steps
+    train_bsca(X, y_index, labels, p, callback=lambda step, info: calls.append(step))
+    assert calls[:2] == [10000, 20000] and calls[-1] == 21000
+
+    def stop(step, info):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train_bsca(X, y_index, labels, p, callback=stop)
+
+
+# ---------------------------------------------------------------------------------------------
+# Lookup merging inside the store (§2.5)
+# ---------------------------------------------------------------------------------------------
+
+def test_store_lookup_evaluations_against_precise():
+    rng = np.random.default_rng(0)
+    d = 3
+    store = SVStore(d, 400, 1, "rbf", 0.7, 0.0, 3, "merge", "gss")
+    for _ in range(300):
+        store.insert(rng.normal(size=d), rng.uniform(0.01, 2.0) * rng.choice([-1, 1]))
+    _, A, _, _ = store.export()
+    order = store.slot_order()
+    slots_A = np.empty(store.n)
+    slots_A[order] = A[:, 0]
+    checked = 0
+    for _ in range(400):
+        m, n = rng.choice(store.n, 2, replace=False)
+        if np.sign(slots_A[m]) != np.sign(slots_A[n]):
+            continue
+        _, _, wd_p = store.evaluate_merge(m, n, "gss-precise")
+        h_w, az_w, wd_w = store.evaluate_merge(m, n, "lookup-wd")
+        h_h, az_h, wd_h = store.evaluate_merge(m, n, "lookup-h")
+        scale = (slots_A[m] + slots_A[n]) ** 2
+        assert np.isnan(h_w) and np.isnan(az_w)
+        assert abs(wd_w - wd_p) <= 1e-4 * scale
+        assert wd_h >= wd_p - 1e-12 * scale and wd_h - wd_p <= 1e-4 * scale
+        checked += 1
+    assert checked > 100
+
+
+def test_multiclass_merging_ignores_lookup():
+    # Crammer–Singer BSGD merging always uses GSS: identical models whatever --merge-search.
+    X, y_index, labels = problem(3)
+    models = [train_bsgd(X, y_index, labels,
+                         TrainParams(solver="bsgd", C=4.0, gamma=0.5, budget=10, epochs=2,
+                                     seed=5, merge_search=ms))
+              for ms in ("gss", "lookup-wd", "lookup-h")]
+    assert models[0].train_info["n_merges"] > 0
+    for m in models[1:]:
+        np.testing.assert_array_equal(m.coef, models[0].coef)
+
+
+def test_bsgd_lookup_wd_accuracy_close_to_gss(repo_data):
+    # §7.3 item 6, reduced: a9a subset, 3 seeds per method, differences within 3 sd (+0.5 pt).
+    from budgetsvm.io import read_problem
+    X, y = read_problem(repo_data / "a9a.xz")
+    Xt, yt = read_problem(repo_data / "a9a.t.xz", n_features=X.shape[1])
+    X, y, Xt, yt = X[:4000], y[:4000], Xt[:4000], yt[:4000]
+    labels, y_index = group_classes(y)
+    acc = {}
+    for ms in ("gss", "lookup-wd"):
+        acc[ms] = []
+        for seed in (1, 2, 3):
+            p = TrainParams(solver="bsgd", C=32, gamma=0.0078125, budget=50, epochs=2,
+                            seed=seed, merge_search=ms)
+            model = train_bsgd(X, y_index, labels, p)
+            assert model.train_info["n_merges"] > 1000
+            acc[ms].append((model.predict(Xt) == yt).mean())
+    a, b = np.array(acc["gss"]), np.array(acc["lookup-wd"])
+    sd = max(a.std(ddof=1), b.std(ddof=1), 0.005)
+    assert abs(a.mean() - b.mean()) < 3 * sd, acc
+
+
+def test_comparison_mode_counters():
+    X, y_index, labels = problem(2, n=300)
+    p = TrainParams(solver="bsgd", C=8.0, gamma=0.5, budget=15, epochs=2, seed=4,
+                    merge_search="lookup-wd")
+    plain = train_bsgd(X, y_index, labels, p)
+    model = train_bsgd(X, y_index, labels, p, compare_merges=True)
+    np.testing.assert_array_equal(model.coef, plain.coef)     # diagnostics change nothing
+    info = model.train_info
+    assert info["n_compared"] == info["n_merges"] > 0
+    assert 0.5 < info["same_as_precise"] <= 1 and 0.5 < info["same_as_gss"] <= 1
+    assert 1.0 <= info["wd_ratio_mean"] <= info["wd_ratio_max"]
+    assert info["gss_wd_ratio_mean"] >= 1.0
+    p.merge_search = "gss-precise"
+    precise = train_bsgd(X, y_index, labels, p, compare_merges=True).train_info
+    assert precise["same_as_precise"] == 1.0 and precise["wd_ratio_max"] == 1.0
