@@ -43,6 +43,8 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from budgetsvm._budget cimport SVStore, Store, store_insert, store_scale
 from budgetsvm._kernels cimport kernel_row_sparse
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
+from budgetsvm._nogil cimport monotonic_seconds as _now
+from budgetsvm._nogil cimport check_signals as _check_signals
 
 cnp.import_array()
 
@@ -58,20 +60,6 @@ cdef enum:
     VARIANT_PEGASOS = 0
     VARIANT_NORMA = 1
     VARIANT_MP = 2
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
-cdef int _check_signals() except -1 nogil:
-    # A pending Ctrl-C raises KeyboardInterrupt here and unwinds out of the nogil loop; the
-    # store stays consistent (every step completes before the check).
-    with gil:
-        PyErr_CheckSignals()
-    return 0
 
 
 def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices,

@@ -22,6 +22,7 @@ from libc.math cimport INFINITY, copysign, exp, fabs
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle, rng_uniform
+from budgetsvm._nogil cimport check_signals as _check_signals
 
 cnp.import_array()
 
@@ -91,14 +92,6 @@ cdef inline void _sparse_axpy(double a, const _Problem* p, Py_ssize_t i, double*
     while k < end:
         w[ind[k]] += a * val[k]
         k += 1
-
-
-cdef inline int _check_signals() except -1 nogil:
-    # Re-acquire the GIL just long enough to run Python's signal handlers; a pending Ctrl-C
-    # raises KeyboardInterrupt here and unwinds out of the nogil loop.
-    with gil:
-        PyErr_CheckSignals()
-    return 0
 
 
 cdef void _row_sq_norms(const _Problem* p, double* out) noexcept nogil:

@@ -37,6 +37,8 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, clock_gettime, timespec
 
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
+from budgetsvm._nogil cimport monotonic_seconds as _now, thread_cpu_seconds as _cpu
+from budgetsvm._nogil cimport check_signals as _check_signals
 
 cnp.import_array()
 
@@ -517,27 +519,6 @@ cdef struct _Problem:
     Py_ssize_t n
     Py_ssize_t d
     Py_ssize_t k
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return <double>ts.tv_sec + 1e-9 * <double>ts.tv_nsec
-
-
-cdef inline double _cpu() noexcept nogil:
-    # CPU time of this thread: the fair timer on a shared machine
-    cdef timespec ts
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-    return <double>ts.tv_sec + 1e-9 * <double>ts.tv_nsec
-
-
-cdef inline int _check_signals() except -1 nogil:
-    # Re-acquire the GIL just long enough to run Python's signal handlers; a pending Ctrl-C
-    # raises KeyboardInterrupt here and unwinds out of the nogil loop.
-    with gil:
-        PyErr_CheckSignals()
-    return 0
 
 
 cdef void _objectives(const _Problem* p, const double* W, const double* gamma, double* z,

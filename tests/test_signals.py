@@ -14,6 +14,10 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 # Runs for minutes if not interrupted: tiny tolerance, no iteration cap, large C.
 LONG_TRAINING = {
     "dcd": ["-s", "dcd", "-c", "1000", "-e", "1e-12", "--max-iter", "0"],
+    "acf": ["-s", "acf", "-c", "1000", "-e", "1e-12", "--max-iter", "0"],
+    "ww": ["-s", "ww", "-c", "1000", "-e", "1e-12", "--max-iter", "0"],
+    "bsgd": ["-s", "bsgd", "--budget", "1000", "--epochs", "1000", "-c", "32"],
+    "bsca": ["-s", "bsca", "--budget", "1000", "--epochs", "1000", "-c", "32"],
 }
 
 
