@@ -79,7 +79,7 @@ def command(lower, upper, y_range, save_file, restore_file, standardize, data_fi
                 out.write(dumps_scaling(scaling))
         new_nnz = _output(scaling, _blocks(path, data_file))
     if new_nnz > nnz and not standardize:
-        info(f"WARNING: original #nonzeros {nnz} > new #nonzeros {new_nnz}; if feature values "
+        info(f"WARNING: scaling raised the non-zeros from {nnz} to {new_nnz}; if feature values "
              "are non-negative and sparse, use -l 0 rather than the default -l -1", False)
 
 
