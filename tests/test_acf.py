@@ -21,7 +21,7 @@ from budgetsvm.params import TrainParams
 
 # Shared helpers of the baseline's tests (tests/ is on sys.path).
 from test_dcd import (liblinear_objectives, liblinear_train, liblinear_weights, pm1, primal,
-                      projected_gradient, qp_primal, read, rel, repo_data, shared_data)
+                      projected_gradient, read, rel, repo_data, shared_data)
 
 PMIN, PMAX = 0.05, 20.0
 
@@ -99,21 +99,6 @@ def test_same_primal_as_baseline_at_eps_1e3(heart, a9a, data, C):
                           max_iter=0)
     assert not ours.max_iter_reached and not base.max_iter_reached
     assert rel(ours.primal_objective, base.primal_objective) < 1e-4
-
-
-@pytest.mark.parametrize("loss", ["l1", "l2"])
-@pytest.mark.parametrize("n,d", [(10, 14), (40, 3)])
-def test_tiny_problem_matches_qp(loss, n, d):
-    rng = np.random.default_rng(n * 100 + d)
-    X = sp.csr_matrix(rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.7))
-    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    C_i = rng.uniform(0.2, 2.0, size=n)
-    res, _ = acf(X, y, C_i, eps=1e-8, max_iter=0, loss=loss)
-    w, fun = qp_primal(X, y, C_i, loss)
-    assert not res.max_iter_reached
-    np.testing.assert_allclose(res.w, w, rtol=0, atol=1e-6 * max(1, np.abs(w).max()))
-    assert abs(res.primal_objective - fun) <= 1e-6 * max(1, fun)
-    assert abs(res.dual_objective + fun) <= 1e-6 * max(1, fun)
 
 
 # ---------------------------------------------------------------------------------------------
