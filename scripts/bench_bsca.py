@@ -138,7 +138,10 @@ def main():
     ap.add_argument("--datasets", default="a9a,ijcnn1")
     ap.add_argument("--skip-solvers", action="store_true")
     ap.add_argument("--skip-lookup", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="ijcnn1 only, 2 epochs, 5 merge epochs")
     a = ap.parse_args()
+    if a.quick:
+        a.datasets, a.epochs, a.merge_epochs = "ijcnn1", 2, 5
     seeds = [int(v) for v in a.seeds.split(",")]
     out = []
     if not a.skip_solvers:
