@@ -236,40 +236,40 @@ cdef void _model_dot_row(const Store* st, const double* krow, double* g) noexcep
             g[r] += a[r] * krow[j]
 
 
-cdef void _append_sparse(Store* st, const double* xval, const int32_t* xind, Py_ssize_t nnz,
-                         double xsq, const double* coef, int64_t origin) noexcept nogil:
-    # X[:, n] = x; A[n] = coef; n += 1
-    cdef Py_ssize_t k, r, j = st.n
-    for k in range(st.d):
-        st.X[k * st.cap + j] = 0.0
-    for k in range(nnz):
-        st.X[<Py_ssize_t>xind[k] * st.cap + j] = xval[k]
-    st.sq[j] = xsq
-    st.kd[j] = kernel_self(&st.kernel, xsq)
+cdef inline void _finish_append(Store* st, Py_ssize_t j, double sq, const double* coef,
+                                int64_t origin) noexcept nogil:
+    # slot j now holds the vector: record its norm, coefficients, origin and age; n += 1
+    cdef Py_ssize_t r
+    st.sq[j] = sq
+    st.kd[j] = kernel_self(&st.kernel, sq)
     for r in range(st.nr_coef):
         st.A[j * st.nr_coef + r] = coef[r]
     st.origin[j] = origin
     st.stamp[j] = st.next_stamp
     st.next_stamp += 1
     st.n += 1
+
+
+cdef void _append_sparse(Store* st, const double* xval, const int32_t* xind, Py_ssize_t nnz,
+                         double xsq, const double* coef, int64_t origin) noexcept nogil:
+    # X[:, n] = x; A[n] = coef; n += 1
+    cdef Py_ssize_t k, j = st.n
+    for k in range(st.d):
+        st.X[k * st.cap + j] = 0.0
+    for k in range(nnz):
+        st.X[<Py_ssize_t>xind[k] * st.cap + j] = xval[k]
+    _finish_append(st, j, xsq, coef, origin)
 
 
 cdef void _append_dense(Store* st, const double* z, const double* coef,
                         int64_t origin) noexcept nogil:
     # X[:, n] = z (dense, length d); A[n] = coef; n += 1
-    cdef Py_ssize_t k, r, j = st.n
+    cdef Py_ssize_t k, j = st.n
     cdef double zsq = 0.0
     for k in range(st.d):
         st.X[k * st.cap + j] = z[k]
         zsq += z[k] * z[k]
-    st.sq[j] = zsq
-    st.kd[j] = kernel_self(&st.kernel, zsq)
-    for r in range(st.nr_coef):
-        st.A[j * st.nr_coef + r] = coef[r]
-    st.origin[j] = origin
-    st.stamp[j] = st.next_stamp
-    st.next_stamp += 1
-    st.n += 1
+    _finish_append(st, j, zsq, coef, origin)
 
 
 cdef void _delete(Store* st, Py_ssize_t p) noexcept nogil:

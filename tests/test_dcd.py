@@ -473,15 +473,18 @@ def test_callback_exception_stops(heart):
         solve(X, pm1(y, 1.0), 1.0, eps=1e-9, callback=stop)
 
 
-def test_ctrl_c_stops_within_a_second(a9a):
-    X, y = a9a[0], a9a[1]
+@pytest.mark.parametrize("core", ["dcd_solve", "acf_solve"])
+def test_ctrl_c_stops_within_a_second(a9a, core):
+    X, y = sp.csr_matrix(a9a[0]), pm1(a9a[1], 1.0)
+    C_i = np.full(X.shape[0], 100.0)
     timer = threading.Timer(0.3, _thread.interrupt_main)
     start = time.perf_counter()
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             # far from converging in 0.3 s: C = 100, ε = 1e-12, no iteration limit
-            solve(X, pm1(y, 1.0), 100.0, eps=1e-12, max_iter=0)
+            getattr(_dcd, core)(X.data, X.indices, X.indptr, y, C_i, X.shape[1], eps=1e-12,
+                                max_iter=0)
     finally:
         timer.cancel()
     assert time.perf_counter() - start < 1.3
