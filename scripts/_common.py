@@ -101,3 +101,95 @@ def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The benchmark report (docs/BENCHMARKS.md, issue 10)
+#
+# Every bench_*.py writes its own section as a markdown fragment into SECTION_DIR (not under
+# version control) and its figures into FIGURE_DIR; scripts/make_report.py assembles the
+# fragments in a fixed order into docs/BENCHMARKS.md. Nothing in the report is typed by hand.
+# ---------------------------------------------------------------------------------------------
+
+SECTION_DIR = REPO / "build" / "bench"
+FIGURE_DIR = REPO / "docs" / "figures"
+PEERS = ("liblinear-official", "libsvm-official", "scikit-learn", "numpy", "scipy")
+
+
+def spread(values, fmt="{:.3g}"):
+    """'median (min–max)' of repeated measurements (just the value for a single one)."""
+    values = [float(v) for v in values]
+    med = statistics.median(values)
+    if len(values) == 1:
+        return fmt.format(med)
+    return f"{fmt.format(med)} ({fmt.format(min(values))}–{fmt.format(max(values))})"
+
+
+def mean_sd(values, fmt="{:.2f}"):
+    """'mean ± sd' (population sd) of repeated runs, e.g. accuracies over seeds."""
+    values = [float(v) for v in values]
+    mean = statistics.fmean(values)
+    sd = statistics.pstdev(values) if len(values) > 1 else 0.0
+    return f"{fmt.format(mean)} ± {fmt.format(sd)}"
+
+
+def dataset_lines(names):
+    """One markdown bullet per data set: the file and its checksum status (or missing)."""
+    lines = []
+    for name in names:
+        try:
+            data_path(name)
+            status = verify_checksum(name)
+            sha = manifest_checksums().get(name, "")
+            lines.append(f"- `{name}.xz`: sha256 of the uncompressed file "
+                         f"{'`' + sha[:16] + '…`' if sha else ''} {status} (MANIFEST.md)")
+        except FileNotFoundError:
+            lines.append(f"- `{name}.xz`: **missing** from {data_dir()} (its rows are skipped)")
+    return lines
+
+
+def setting_block(datasets=(), peers=PEERS, extra=()):
+    """The 'measured on' lines every section starts with: machine, versions, data, settings."""
+    load = f"; load average at start {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
+    lines = [f"- Machine: {machine()}{load}",
+             f"- Versions: budgetsvm {_own_version()}; {versions(*peers)}"]
+    lines += dataset_lines(datasets)
+    lines += [f"- {item}" for item in extra]
+    return "\n".join(lines)
+
+
+def _own_version():
+    try:
+        from importlib.metadata import version
+        return version("budgetsvm")
+    except Exception:
+        return "(not installed)"
+
+
+def write_section(stem, title, body, datasets=(), peers=PEERS, extra=()):
+    """Write SECTION_DIR/<stem>.md ('## title', the setting block, body) and print it."""
+    text = f"## {title}\n\n{setting_block(datasets, peers, extra)}\n\n{body.strip()}\n"
+    SECTION_DIR.mkdir(parents=True, exist_ok=True)
+    tmp = SECTION_DIR / f".{stem}.md.tmp"
+    tmp.write_text(text)
+    os.replace(tmp, SECTION_DIR / f"{stem}.md")
+    print(text, flush=True)
+    return text
+
+
+def save_figure(fig, filename, caption):
+    """Save a matplotlib figure as docs/figures/<filename> (PNG); returns the markdown image
+    line for docs/BENCHMARKS.md (relative link)."""
+    FIGURE_DIR.mkdir(parents=True, exist_ok=True)
+    fig.savefig(FIGURE_DIR / filename, dpi=110, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    return f"![{caption}](figures/{filename})\n\n*{caption}*"
+
+
+def pyplot():
+    """matplotlib.pyplot with the non-interactive backend (figures are only saved)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
