@@ -67,7 +67,7 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                const double[::1] class_weight, double nC, variant="pegasos", double eta=1.0,
                double radius=1.0, Py_ssize_t epochs=1, uint64_t seed=1, callback=None,
                Py_ssize_t callback_every=10000, trace=None, double renorm_low=1e-100,
-               double renorm_high=1e100):
+               double renorm_high=1e100, order=None, state=None, total_steps=None):
     """Run BSGD on the CSR rows (data, indices, indptr) into ``store``.
 
     store.nr_coef == 1 gives the binary problem (class 0 → y = +1, class 1 → y = −1), otherwise
@@ -75,11 +75,20 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
     = 1/λ. callback(step, total_steps) is called every callback_every steps, trace(t, s) after
     every step (tests). Returns a dict: s (final scale: true coefficients are s·A), t,
     n_violations, n_renorm, maintenance_seconds (wall time of the insertions that
-    triggered maintenance).
+    triggered maintenance), c_peg (the pegasos scale constant, see state).
+
+    Resuming (streaming, per-epoch monitoring): ``order`` (intp positions into the given rows)
+    replaces the epochs: the rows are visited once in that order, without shuffling.
+    ``state`` = the dict a previous call returned (t, s, c_peg) continues the global step
+    counter and the scale, so that calls over consecutive pieces of the data (with nC of the
+    whole problem) take exactly the steps of one uninterrupted run. total_steps is what the
+    callback reports as the total (default: the steps of this call).
     """
     cdef Store* st = &store.st
     cdef Py_ssize_t n = indptr.shape[0] - 1
-    cdef Py_ssize_t nc = st.nr_coef, total = n * epochs
+    cdef Py_ssize_t nc = st.nr_coef, total
+    cdef Py_ssize_t n_visit = n
+    cdef bint given_order = order is not None
     cdef int var = VARIANTS[variant]
     if n <= 0 or y_index.shape[0] != n or xsq.shape[0] != n:
         raise ValueError("inconsistent problem arrays")
@@ -87,11 +96,19 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
         raise ValueError("the mp variant needs a store with track_q=True")
     if nc == 2:
         raise ValueError("two classes use the binary form (nr_coef = 1)")
-    order_arr = np.arange(n, dtype=np.intp)
+    if given_order:
+        order_arr = np.ascontiguousarray(order, dtype=np.intp)
+        n_visit = order_arr.shape[0]
+        if n_visit and (order_arr.min() < 0 or order_arr.max() >= n):
+            raise ValueError("order holds a row outside the problem")
+        epochs = 1
+    else:
+        order_arr = np.arange(n, dtype=np.intp)
+    total = n_visit * epochs if total_steps is None else total_steps
     krow_arr = np.zeros(st.cap)
     g_arr = np.zeros(nc)
     coef_arr = np.zeros(nc)
-    cdef Py_ssize_t[::1] order = order_arr
+    cdef Py_ssize_t[::1] visit = order_arr
     cdef double* krow = <double*>cnp.PyArray_DATA(krow_arr)
     cdef double* g = <double*>cnp.PyArray_DATA(g_arr)
     cdef double* coef = <double*>cnp.PyArray_DATA(coef_arr)
@@ -106,19 +123,25 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
     cdef double maint_seconds = 0.0, t0
     cdef double lam = 0.0 if var == VARIANT_MP else 1.0 / nC
     cdef const double* a
+    if state is not None:
+        t = state["t"]
+        s = state["s"]
+        c_peg = state["c_peg"]
+    cdef int64_t t_first = t
     rng_seed(&rng, seed)
     with nogil:
         for epoch in range(epochs):
-            for i in range(n):
-                order[i] = i
-            rng_shuffle(&rng, &order[0], n)
-            for pos in range(n):
-                if t % SIGNAL_EVERY == 0 and t > 0:
+            if not given_order:
+                for i in range(n):
+                    visit[i] = i
+                rng_shuffle(&rng, &visit[0], n)
+            for pos in range(n_visit):
+                if t % SIGNAL_EVERY == 0 and t > t_first:
                     _check_signals()
-                if has_callback and t % callback_every == 0 and t > 0:
+                if has_callback and t % callback_every == 0 and t > t_first:
                     with gil:
                         callback(t, total)
-                i = order[pos]
+                i = visit[pos]
                 t += 1
                 yc = y_index[i]
                 wy = class_weight[yc]
@@ -206,4 +229,4 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
             with gil:
                 callback(t, total)
     return {"s": s, "t": t, "n_violations": n_viol, "n_renorm": n_renorm,
-            "maintenance_seconds": maint_seconds}
+            "maintenance_seconds": maint_seconds, "c_peg": c_peg}

@@ -66,18 +66,21 @@ def iter_blocks(path, zero_based=False, block_bytes=BLOCK_BYTES):
                 raise DataFormatError(path, None, f"cannot read (corrupt or truncated "
                                       f"compressed stream?): {exc}") from None
             at_end = not chunk
-            data = carry + chunk
+            data = carry + chunk if carry else chunk
+            del chunk                 # at most one block of text (plus a carried line) alive
             if not data:
                 return
             cut = len(data) if at_end else data.rfind(b"\n") + 1
             if cut == 0:              # a single line longer than the block: read more
                 carry = data
                 continue
-            buf, carry = data[:cut], data[cut:]
-            if not buf.endswith(b"\n"):
-                buf += b"\n"          # last line without a newline
-            yield _parse_buffer(path, buf, line_no, offset)
-            line_no += buf.count(b"\n")
+            if at_end and not data.endswith(b"\n"):
+                data += b"\n"        # last line without a newline
+                cut += 1
+            carry = data[cut:]
+            yield _parse_buffer(path, data, cut, line_no, offset)
+            line_no += data.count(b"\n", 0, cut)
+            del data
             if at_end:
                 return
     finally:
@@ -85,16 +88,18 @@ def iter_blocks(path, zero_based=False, block_bytes=BLOCK_BYTES):
             stream.close()
 
 
-def _parse_buffer(path, buf, line_no, offset):
-    n_lines = buf.count(b"\n")
-    max_nnz = buf.count(b":")
+def _parse_buffer(path, buf, length, line_no, offset):
+    """Parse the whole lines buf[:length] (without copying them)."""
+    n_lines = buf.count(b"\n", 0, length)
+    max_nnz = buf.count(b":", 0, length)
     block = _Block()
     block.labels = np.empty(n_lines, dtype=np.float64)
     block.indptr = np.zeros(n_lines + 1, dtype=np.int64)
     block.indices = np.empty(max_nnz, dtype=np.int32)
     block.values = np.empty(max_nnz, dtype=np.float64)
     n_rows, nnz, lines, max_index, error, start, end, prev = _parse.parse_block(
-        buf, block.labels, block.indptr, block.indices, block.values, 0, offset)
+        memoryview(buf)[:length], block.labels, block.indptr, block.indices, block.values, 0,
+        offset)
     if error:
         tok = _show(buf[start:end])
         raise DataFormatError(path, line_no + lines + 1,

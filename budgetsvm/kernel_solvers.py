@@ -59,29 +59,13 @@ def _model_params(params, n, d, gamma, extra):
     return meta
 
 
-def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_merges=False,
-             **solver_options):
-    """Run BSGD; returns (sv dense (n_sv, d), coef (n_sv, nr_coef) true coefficients,
-    origin (n_sv,), info dict). ``trace``/``solver_options`` are passed to the core (tests);
-    compare_merges: comparison mode of the store (diagnostics, slower), its counters go to info."""
-    from budgetsvm._bsgd import bsgd_solve
+def bsgd_setup(params, d, n_classes, compare_merges=False):
+    """Check the BSGD options for d features and build the empty SV store.
+
+    Returns (store, solver keyword arguments for bsgd_solve: variant, eta, radius, gamma)."""
     from budgetsvm._budget import SVStore
-    if params.maintenance == "merge" and params.merge_search not in AVAILABLE_MERGE_SEARCH:
-        raise ParameterError(f"--merge-search {params.merge_search}: not yet available")
-    if params.maintenance == "merge" and params.kernel != "rbf":
-        raise ParameterError("--maintenance merge needs the RBF kernel")
-    X = _canonical_csr(X)
-    n, d = X.shape
+    _check_budgeted(params, d)
     gamma = params.effective_gamma(d)
-    store_bytes = 8 * d * (int(params.budget) + 1)
-    if params.maintenance == "projection":
-        store_bytes += 16 * (int(params.budget) + 1) ** 2
-    if store_bytes > MAX_STORE_BYTES:
-        raise BsvmError(f"the support-vector store would need {store_bytes / 1024 ** 3:.1f} GB "
-                        f"({d} features x budget {params.budget}, stored densely); "
-                        "use a smaller --budget")
-    nr_coef = 1 if n_classes == 2 else n_classes
-    class_weight = solver_options.pop("class_weight")
     variant = params.variant
     eta = params.eta if params.eta is not None else 1.0
     radius = params.radius if params.radius is not None else 1.0
@@ -89,26 +73,16 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_m
         raise ParameterError("--eta must be positive")
     if variant == "mp" and not (radius > 0):
         raise ParameterError("--radius must be positive")
+    nr_coef = 1 if n_classes == 2 else n_classes
     store = SVStore(d, int(params.budget), nr_coef, params.kernel, gamma, float(params.coef0),
                     int(params.degree), params.maintenance,
                     params.merge_search if params.maintenance == "merge" else "gss",
                     track_q=(variant == "mp"), compare=compare_merges)
-    xsq = np.bincount(np.repeat(np.arange(n), np.diff(X.indptr)), weights=X.data * X.data,
-                      minlength=n).astype(np.float64)
-    report = None
-    if callback is not None:
-        def report(step, total):
-            callback(step, f"#SV {store.n}")
-    start = time.perf_counter()
-    res = bsgd_solve(store, X.data, X.indices.astype(np.int32, copy=False),
-                     X.indptr.astype(np.int64, copy=False), xsq,
-                     np.asarray(y_index, dtype=np.int32), class_weight,
-                     float(n) * float(params.C), variant=variant, eta=float(eta),
-                     radius=float(radius), epochs=int(params.epochs), seed=int(params.seed),
-                     callback=report, trace=trace, **solver_options)
-    seconds = time.perf_counter() - start
-    sv, A, origin, _ = store.export()
-    coef = A * res["s"]
+    return store, {"variant": variant, "eta": float(eta), "radius": float(radius)}, gamma
+
+
+def bsgd_info(store, res, seconds, maintenance_seconds, gamma):
+    """The train_info dict of a BSGD run (see train_bsgd)."""
     counters = store.counters()
     info = {
         "n_steps": int(res["t"]), "n_sv": int(store.n), "n_violations": int(res["n_violations"]),
@@ -117,11 +91,102 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_m
         "n_projections": int(counters["n_projections"]),
         "n_inspan": int(counters["n_inspan"]), "n_renorm": int(res["n_renorm"]),
         "n_merge_evals": int(counters["n_merge_evals"]),
-        "train_seconds": seconds, "maintenance_seconds": float(res["maintenance_seconds"]),
+        "train_seconds": seconds, "maintenance_seconds": float(maintenance_seconds),
         "gamma": gamma, "scale": res["s"],
     }
     info.update(_compare_counters(counters))
-    return sv, coef, origin, info
+    return info
+
+
+def csr_arrays(X):
+    """(data, int32 indices, int64 indptr, row squared norms) of a canonical CSR matrix."""
+    return (X.data, X.indices.astype(np.int32, copy=False),
+            X.indptr.astype(np.int64, copy=False), _row_sqnorms(X))
+
+
+def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_merges=False,
+             monitor=None, monitor_test=None, **solver_options):
+    """Run BSGD; returns (sv dense (n_sv, d), coef (n_sv, nr_coef) true coefficients,
+    origin (n_sv,), info dict). ``trace``/``solver_options`` are passed to the core (tests);
+    compare_merges: comparison mode of the store (diagnostics, slower), its counters go to info.
+
+    monitor(row): called after every epoch with epoch, time (training seconds so far, monitoring
+    excluded), primal (C-form, binary only), merge_fraction (merges / steps of the epoch), n_sv
+    and, with monitor_test = (X_test CSR, test class indices), test_accuracy. The epochs then run
+    one call of the core each, with the order the uninterrupted run would use: the model is the
+    same with or without monitoring."""
+    from budgetsvm._bsgd import bsgd_solve
+    from budgetsvm._rng import Random
+    X = _canonical_csr(X)
+    n, d = X.shape
+    store, options, gamma = bsgd_setup(params, d, n_classes, compare_merges)
+    class_weight = solver_options.pop("class_weight")
+    options.update(solver_options)
+    data, indices, indptr, xsq = csr_arrays(X)
+    y_index = np.asarray(y_index, dtype=np.int32)
+    nC = float(n) * float(params.C)
+    report = None
+    if callback is not None:
+        def report(step, total):
+            callback(step, f"#SV {store.n}")
+    epochs, seed = int(params.epochs), int(params.seed)
+    if monitor is None:
+        start = time.perf_counter()
+        res = bsgd_solve(store, data, indices, indptr, xsq, y_index, class_weight, nC,
+                         epochs=epochs, seed=seed, callback=report, trace=trace, **options)
+        seconds = time.perf_counter() - start
+        maintenance_seconds = res["maintenance_seconds"]
+    else:
+        # Random(seed).permutation replays the core's per-epoch shuffle (budgetsvm/_bsgd.pyx).
+        rng, res, seconds, maintenance_seconds, merges = Random(seed), None, 0.0, 0.0, 0
+        upper = float(params.C) * class_weight[y_index]
+        for epoch in range(1, epochs + 1):
+            order = rng.permutation(n)
+            start = time.perf_counter()
+            res = bsgd_solve(store, data, indices, indptr, xsq, y_index, class_weight, nC,
+                             callback=report, trace=trace, order=order, state=res,
+                             total_steps=n * epochs, **options)
+            seconds += time.perf_counter() - start
+            maintenance_seconds += res["maintenance_seconds"]
+            total_merges = store.counters()["n_merges"]
+            row = {"epoch": epoch, "time": seconds,
+                   "merge_fraction": (total_merges - merges) / n, "n_sv": store.n}
+            merges = total_merges
+            if n_classes == 2:
+                y = np.where(y_index == 0, 1.0, -1.0)
+                row["primal"] = budgeted_primal(store, res["s"], X, xsq, y, upper)
+            if monitor_test is not None:
+                row["test_accuracy"] = _monitor_accuracy(store, res["s"], params, gamma,
+                                                         *monitor_test)
+            monitor(row)
+    sv, A, origin, _ = store.export()
+    info = bsgd_info(store, res, seconds, maintenance_seconds, gamma)
+    return sv, A * res["s"], origin, info
+
+
+def budgeted_primal(store, scale, X, xsq, y, upper):
+    """C-form primal of the binary budgeted model w = scale·Σ_j A_j φ(x̃_j) (§3.5):
+    ½‖w‖² + Σ_i upper_i max(0, 1 − y_i w·φ(x_i)); O(B² + nB) kernel evaluations."""
+    from budgetsvm._bsca import store_decision
+    f = scale * store_decision(store, X.data, X.indices.astype(np.int32, copy=False),
+                               X.indptr.astype(np.int64, copy=False), xsq)
+    sv, A, _, _ = store.export()
+    S = sp.csr_matrix(sv)
+    fs = store_decision(store, S.data, S.indices.astype(np.int32), S.indptr.astype(np.int64),
+                        (sv * sv).sum(1))
+    return 0.5 * scale * scale * float(A[:, 0] @ fs) + float(upper @ np.maximum(0.0, 1.0 - y * f))
+
+
+def _monitor_accuracy(store, scale, params, gamma, X_test, y_test):
+    """Test accuracy of the current store (binary: sign; multi-class: argmax over classes)."""
+    from budgetsvm.model import KernelModel, KernelSpec
+    sv, A, _, _ = store.export()
+    k = A.shape[1] if A.shape[1] > 1 else 2
+    spec = KernelSpec(params.kernel, gamma, int(params.degree), float(params.coef0))
+    model = KernelModel(np.arange(k, dtype=np.float64), spec,
+                        sp.csr_matrix(sv, shape=(sv.shape[0], X_test.shape[1])), A * scale,
+                        np.zeros(A.shape[1]), "binary" if k == 2 else "argmax", "bsgd")
+    return float(np.mean(model.predict(X_test) == np.asarray(y_test)))
 
 
 _COMPARE_KEYS = ("n_compared", "same_as_gss", "same_as_precise", "wd_ratio_mean",
@@ -132,13 +197,15 @@ def _compare_counters(counters):
     return {key: counters[key] for key in _COMPARE_KEYS if key in counters}
 
 
-def train_bsgd(X, y_index, labels, params, callback=None, compare_merges=False):
+def train_bsgd(X, y_index, labels, params, callback=None, compare_merges=False, monitor=None,
+               monitor_test=None):
     """Train a budgeted kernel SVM by BSGD; returns a KernelModel.
 
     X: CSR float64 (n × d); y_index: int32 class of every row in label order; labels: float64
     class labels (labels.group_classes); params: TrainParams (C, kernel, gamma (None: 1/d),
     degree, coef0, class_weights, seed, budget, epochs, maintenance, merge_search, variant,
-    eta, radius). callback(step, info) is called about every 10⁴ steps.
+    eta, radius). callback(step, info) is called about every 10⁴ steps. monitor(row) and
+    monitor_test = (X_test, y_index_test): one row per epoch, see fit_bsgd.
 
     The model holds the SVs in list order (oldest first, merged points where they were
     appended) with true coefficients; rho is zero (no bias). ``model.train_info`` (not saved)
@@ -148,19 +215,25 @@ def train_bsgd(X, y_index, labels, params, callback=None, compare_merges=False):
     merging diagnostics, seed 002 Table 3; slower) also n_compared, same_as_gss,
     same_as_precise, wd_ratio_mean, wd_ratio_max, gss_wd_ratio_mean.
     """
-    from budgetsvm.model import KernelModel, KernelSpec
     labels = np.asarray(labels, dtype=np.float64)
-    k = len(labels)
-    if k < 2:
+    if len(labels) < 2:
         raise ParameterError("BSGD needs at least two classes")
     X = _canonical_csr(X)
-    n, d = X.shape
-    sv, coef, origin, info = fit_bsgd(X, y_index, k, params, callback,
-                                      compare_merges=compare_merges,
+    if monitor_test is not None:
+        monitor_test = (_canonical_csr(monitor_test[0]), np.asarray(monitor_test[1]))
+    sv, coef, origin, info = fit_bsgd(X, y_index, len(labels), params, callback,
+                                      compare_merges=compare_merges, monitor=monitor,
+                                      monitor_test=monitor_test,
                                       class_weight=class_weight_vector(labels, params))
+    return bsgd_model(labels, params, X.shape[0], X.shape[1], sv, coef, info)
+
+
+def bsgd_model(labels, params, n, d, sv, coef, info):
+    """The KernelModel of a BSGD run on n rows of d features (train_info = info)."""
+    from budgetsvm.model import KernelModel, KernelSpec
     gamma = info["gamma"]
     kernel = KernelSpec(params.kernel, gamma, int(params.degree), float(params.coef0))
-    multiclass = "binary" if k == 2 else "argmax"
+    multiclass = "binary" if len(labels) == 2 else "argmax"
     meta = _model_params(params, n, d, gamma, {})
     model = KernelModel(labels, kernel, sp.csr_matrix(sv, shape=(sv.shape[0], d)), coef,
                         np.zeros(coef.shape[1]), multiclass, "bsgd", params=meta)

@@ -13,6 +13,9 @@ from budgetsvm.params import LINEAR_SOLVERS, TrainParams, check_params
 # absurd index (say 2^31 − 1) gives a clear error instead of an attempt to allocate 16 GiB.
 MAX_LINEAR_WEIGHTS = 1 << 28
 
+# Solvers that can report per-epoch progress (--monitor).
+KERNEL_MONITORED = ("bsgd", "bsca")
+
 
 def _solver_function(name):
     # Imported lazily so that a solver's compiled module is loaded only when it is used.
@@ -39,7 +42,7 @@ def check_solver(name):
 def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=None):
     """Train a model on CSR X (n × d) and labels y with the solver named in params.
 
-    monitor(row) (bsca only) receives one dict per epoch: time, objectives, merge fraction, and
+    monitor(row) (bsgd, bsca) receives one dict per epoch: time, objectives, merge fraction, and
     test accuracy on monitor_test = (X_test, y_test) when given (test labels unknown to the
     training data count as errors)."""
     check_params(params)
@@ -61,8 +64,8 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
                 f"{MAX_LINEAR_WEIGHTS} (2 GiB): are the feature indices right?")
     extra = {}
     if monitor is not None:
-        if params.solver != "bsca":
-            raise ParameterError("--monitor is available for -s bsca only")
+        if params.solver not in KERNEL_MONITORED:
+            raise ParameterError("--monitor is available for -s bsgd and -s bsca only")
         extra["monitor"] = monitor
         if monitor_test is not None:
             X_test, y_test = monitor_test

@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import sys
+import warnings
 
 import click
 
@@ -32,10 +33,15 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    click.echo(f"warning: {message}", err=True)
+
+
 def run(command, argv=None, prog_name=None):
     """Run a click command with our error conventions; never returns."""
     argv = sys.argv[1:] if argv is None else list(argv)
     signal.signal(signal.SIGTERM, _on_sigterm)
+    warnings.showwarning = _show_warning        # library warnings: one line, no source echo
     try:
         command.main(args=rewrite_glued_weights(argv), prog_name=prog_name,
                      standalone_mode=False)

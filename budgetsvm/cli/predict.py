@@ -9,6 +9,10 @@ from budgetsvm.labels import format_label
 from budgetsvm.probability import has_probability, labels_from_proba, predict_proba
 from budgetsvm.progress import task_progress
 
+# Text parsed per block: the rows, their predictions and the output lines of one block are
+# alive at a time (a few times this size), whatever the size of the test file.
+PREDICT_BLOCK_BYTES = 1 << 20
+
 
 @click.command(context_settings={"help_option_names": ["--help"], "max_content_width": 100})
 @click.option("-b", "probability", type=click.Choice(["0", "1"]), default="0",
@@ -40,7 +44,8 @@ def command(probability, quiet, zero_based, test_file, model_file, output_file):
         if probability == "1":
             out.write("labels" + "".join(" " + format_label(v) for v in model.labels.tolist())
                       + "\n")
-        for X, y in io.iter_problem_chunks(test_file, zero_based=zero_based):
+        for X, y in io.iter_problem_chunks(test_file, zero_based=zero_based,
+                                           block_bytes=PREDICT_BLOCK_BYTES):
             if probability == "1":
                 # svm-predict -b 1: "predicted p1 ... pk" (%g), label = most probable class.
                 P = predict_proba(model, X)

@@ -10,7 +10,7 @@ from budgetsvm.cli.common import info, run
 from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, SOLVERS, VARIANTS, TrainParams,
                               check_params)
 from budgetsvm.progress import task_progress
-from budgetsvm.train import cross_validation, small_classes, summary_lines, train
+from budgetsvm.train import KERNEL_MONITORED, cross_validation, small_classes, summary_lines, train
 
 KERNEL_CODES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
 KERNEL_NAMES = {"linear": "linear", "poly": "poly", "polynomial": "poly", "rbf": "rbf",
@@ -138,13 +138,19 @@ def params_from_options(options):
               help="model file format (liblinear: linear models; libsvm: binary kernel models)")
 @click.option("--zero-based", is_flag=True, help="read 0-based feature indices")
 @click.option("--monitor", "monitor_file", metavar="FILE",
-              help="bsca: write a CSV per epoch (time, primal, tracked dual, merge fraction...)")
+              help="bsgd/bsca: write a CSV per epoch (time, primal, [tracked dual,] merge fraction...)")
 @click.option("--monitor-test", "monitor_test_file", metavar="FILE",
-              help="bsca with --monitor: also record the test accuracy on this file")
+              help="with --monitor: also record the test accuracy on this file")
+@click.option("--stream", is_flag=True,
+              help="bsgd: train from the file in buffers, never holding it in memory "
+                   "(shuffles within a buffer only: shuffle the file first)")
+@click.option("--stream-buffer", "stream_buffer", type=float, default=16, show_default=True,
+              callback=_positive, metavar="MB",
+              help="with --stream: megabytes of text per buffer (the shuffle window)")
 @click.argument("training_file")
 @click.argument("model_file", required=False)
 def command(folds, quiet, stats, probability, model_format, zero_based, monitor_file,
-            monitor_test_file, training_file, model_file,
+            monitor_test_file, stream, stream_buffer, training_file, model_file,
             **options):
     """Train an SVM on TRAINING_FILE (LIBSVM format; .gz/.bz2/.xz or - for stdin) and write
     MODEL_FILE (default: the training file's base name + .model; - for stdout)."""
@@ -161,6 +167,18 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         if training_file == "-":
             raise click.UsageError("give a MODEL_FILE when the training data come from stdin")
         model_file = os.path.basename(training_file) + ".model"
+    if stream:
+        _check_stream_usage(params, training_file, folds, probability, monitor_file)
+        from budgetsvm.stream import train_bsgd_stream
+        with task_progress("training (bsgd, streaming)", quiet=quiet) as update:
+            model = train_bsgd_stream(training_file, params, zero_based=zero_based,
+                                      buffer_mb=stream_buffer,
+                                      callback=lambda it, info_: update(completed=it,
+                                                                        info=info_))
+        for line in summary_lines(model, stats=stats):
+            info(line, quiet)
+        model_io.save_model(model, model_file, format=model_format)
+        return
     X, y = io.read_problem(training_file, zero_based=zero_based)
     if folds is not None:
         if probability == "1":
@@ -176,8 +194,8 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         return
     if monitor_test_file and not monitor_file:
         raise click.UsageError("--monitor-test needs --monitor FILE")
-    if monitor_file and params.solver != "bsca":
-        raise click.UsageError("--monitor is available for -s bsca only")
+    if monitor_file and params.solver not in KERNEL_MONITORED:
+        raise click.UsageError("--monitor is available for -s bsgd and -s bsca only")
     rows = []
     monitor_test = io.read_problem(monitor_test_file) if monitor_test_file else None
     with task_progress(f"training ({params.solver})", quiet=quiet) as update:
@@ -192,6 +210,19 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         with task_progress(f"probability model ({N_FOLDS}-fold CV)", quiet=quiet):
             fit_probability(X, y, params, model)
     model_io.save_model(model, model_file, format=model_format)
+
+
+def _check_stream_usage(params, training_file, folds, probability, monitor_file):
+    """--stream trains BSGD from a re-readable file, without the whole-data features."""
+    if params.solver != "bsgd":
+        raise click.UsageError("--stream is available for -s bsgd only (an online method)")
+    if training_file == "-":
+        raise click.UsageError("--stream reads the training file once per epoch (plus a "
+                               "first pass): give a file, not -")
+    for given, option in ((folds is not None, "-v"), (probability == "1", "-b 1"),
+                          (monitor_file, "--monitor")):
+        if given:
+            raise click.UsageError(f"{option} cannot be combined with --stream")
 
 
 def write_monitor_csv(path, rows):

@@ -1,0 +1,124 @@
+"""Streaming BSGD training: data larger than memory (bsvm-train --stream).
+
+BSGD is an online method: each step needs one row and the model. Streaming training therefore
+never holds the training file in memory:
+
+1. a first cheap pass over the file counts the rows n, finds the largest index d and the labels
+   in order of first appearance (λ = 1/(nC), the default γ = 1/d and the label order need them);
+2. every epoch re-reads the file in buffers of about ``buffer_bytes`` of text (whole lines) and
+   visits the rows of each buffer in a seeded random order, continuing the global step counter
+   t and the scale of the model from one buffer to the next (budgetsvm/_bsgd.pyx, ``state``).
+
+Memory: the SV store (8·d·(B+1) bytes, as in memory) plus one buffer, whatever the number of
+rows. The difference from in-memory training: the shuffle is a permutation *within* each buffer,
+not of the whole file, so rows from different buffers are never interleaved and a file sorted by
+label trains badly (shuffle it once beforehand, e.g. with `shuf`). With one buffer holding the
+whole file, the streamed model equals the in-memory one for the same seed only in distribution,
+not step by step, because the two shuffles draw different permutations.
+"""
+import time
+import warnings
+
+import numpy as np
+
+from budgetsvm.errors import BsvmError, DataFormatError
+from budgetsvm.io import iter_problem_chunks
+from budgetsvm.labels import group_classes
+
+# Text read per buffer (the shuffle window); parsed rows take about as much memory again.
+DEFAULT_BUFFER_MB = 16
+# More distinct labels than this is not a classification problem (and would not be bounded).
+MAX_CLASSES = 1 << 16
+
+
+def scan(path, zero_based=False, buffer_bytes=DEFAULT_BUFFER_MB << 20):
+    """First pass: (n rows, d = largest index, labels in label order (group_classes))."""
+    if path == "-":
+        raise BsvmError("--stream reads the training file more than once: give a file, not -")
+    n, d, seen = 0, 0, []
+    known = set()
+    for X, y in iter_problem_chunks(path, zero_based, buffer_bytes):
+        n += X.shape[0]
+        d = max(d, X.shape[1])
+        uniq, first = np.unique(y, return_index=True)
+        for value in uniq[np.argsort(first)]:
+            if value not in known:
+                known.add(value)
+                seen.append(value)
+        if len(seen) > MAX_CLASSES:
+            raise DataFormatError(path, None, f"more than {MAX_CLASSES} distinct labels: "
+                                  "is this a regression data set?")
+    if n == 0:
+        raise DataFormatError(path, None, "no data (the file is empty or has only comments)")
+    labels, _ = group_classes(np.asarray(seen, dtype=np.float64))
+    return n, d, labels
+
+
+def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_MB,
+                      callback=None):
+    """Train BSGD by streaming ``path`` (see the module docstring); returns a KernelModel.
+
+    callback(step, info) about every 10⁴ steps, as train_bsgd. model.train_info as train_bsgd,
+    plus n_buffers (buffers per epoch) and single_class_buffers (buffers holding one class only:
+    a sign that the file is sorted by label; a warning is issued)."""
+    from budgetsvm._bsgd import bsgd_solve
+    from budgetsvm._rng import Random
+    from budgetsvm.kernel_solvers import (bsgd_info, bsgd_model, bsgd_setup, class_weight_vector,
+                                          csr_arrays)
+    from budgetsvm.params import check_params
+    check_params(params)
+    if params.solver != "bsgd":
+        raise BsvmError("--stream is available for -s bsgd only (an online method)")
+    buffer_bytes = max(int(buffer_mb * (1 << 20)), 1 << 16)
+    n, d, labels = scan(path, zero_based, buffer_bytes)
+    if len(labels) < 2:
+        raise BsvmError(f"the training data has only one class (label {labels[0]:g}); "
+                        "a classifier needs at least two")
+    store, options, gamma = bsgd_setup(params, d, len(labels))
+    class_weight = class_weight_vector(labels, params)
+    # label → class index by binary search in the sorted labels
+    sorted_labels = np.sort(labels)
+    rank_of_sorted = np.argsort(labels)
+    nC = float(n) * float(params.C)
+    epochs = int(params.epochs)
+    report = None
+    if callback is not None:
+        def report(step, total):
+            callback(step, f"#SV {store.n}")
+    rng, res = Random(int(params.seed)), None
+    seconds = maintenance_seconds = 0.0
+    rows_seen, n_buffers, single_class = 0, 0, 0
+    for epoch in range(epochs):
+        rows_seen = 0
+        for X, y in iter_problem_chunks(path, zero_based, buffer_bytes):
+            position = np.searchsorted(sorted_labels, y)
+            position = np.minimum(position, len(sorted_labels) - 1)
+            if not np.array_equal(sorted_labels[position], y):
+                raise BsvmError(f"{path}: the file changed during training "
+                                "(a label not seen in the first pass)")
+            y_index = rank_of_sorted[position].astype(np.int32)
+            if X.shape[1] > d or rows_seen + X.shape[0] > n:
+                raise BsvmError(f"{path}: the file changed during training")
+            rows_seen += X.shape[0]
+            if epoch == 0:
+                n_buffers += 1
+                if X.shape[0] > 1 and np.all(y_index == y_index[0]):
+                    single_class += 1
+            data, indices, indptr, xsq = csr_arrays(X)
+            start = time.perf_counter()
+            res = bsgd_solve(store, data, indices, indptr, xsq, y_index, class_weight, nC,
+                             callback=report, order=rng.permutation(X.shape[0]), state=res,
+                             total_steps=n * epochs, **options)
+            seconds += time.perf_counter() - start
+            maintenance_seconds += res["maintenance_seconds"]
+        if rows_seen != n:
+            raise BsvmError(f"{path}: the file changed during training "
+                            f"({rows_seen} rows instead of {n})")
+    if single_class:
+        warnings.warn(f"{single_class} of {n_buffers} stream buffers held a single class: is "
+                      f"{path} sorted by label? Streaming shuffles only within a buffer; "
+                      "shuffle the file first", stacklevel=2)
+    sv, A, _, _ = store.export()
+    info = bsgd_info(store, res, seconds, maintenance_seconds, gamma)
+    info.update(n_buffers=n_buffers, single_class_buffers=single_class)
+    return bsgd_model(labels, params, n, d, sv, A * res["s"], info)
