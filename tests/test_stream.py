@@ -8,7 +8,6 @@ concatenated buffer orders; peak memory does not grow with the number of rows.
 import os
 import subprocess
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from budgetsvm.datasets import checkerboard, write_checkerboard
 from budgetsvm.io import iter_problem_chunks, read_problem
 from budgetsvm.kernel_solvers import csr_arrays, fit_bsgd, train_bsgd
 from budgetsvm.labels import group_classes
+from budgetsvm.memory import available, run_measuring_peak
 from budgetsvm.model_io import save_model
 from budgetsvm.params import TrainParams
 from budgetsvm.stream import scan, train_bsgd_stream
@@ -195,29 +195,10 @@ def test_stream_cli_writes_the_same_model_as_in_memory(tmp_path, board):
 # ---------------------------------------------------------------------------------------------
 
 def _peak_rss_mb(command, cwd):
-    """Peak resident memory of a child process in MB: its VmHWM, polled from /proc.
-
-    (ru_maxrss from wait4 would not do: Linux carries the high-water mark over fork and exec,
-    so every child of this pytest process would report at least pytest's own size.) VmHWM never
-    decreases, so the last reading before the child exits is its peak up to then."""
-    status_file = None
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
-    status_file = Path(f"/proc/{process.pid}/status")
-    peak_kb = 0
-    while process.poll() is None:
-        try:
-            for line in status_file.read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    peak_kb = max(peak_kb, int(line.split()[1]))
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.01)
-    err = process.stderr.read().decode()
-    process.stderr.close()
-    assert process.returncode == 0, err
-    assert peak_kb > 0
-    return peak_kb / 1024.0
+    status, peak, err = run_measuring_peak(command, cwd)
+    assert status == 0, err
+    assert peak > 0
+    return peak
 
 
 @pytest.fixture(scope="module")
@@ -228,7 +209,7 @@ def boards(tmp_path_factory):
     return folder
 
 
-@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+@pytest.mark.skipif(not available(), reason="needs Linux /proc/PID/status")
 def test_streaming_memory_does_not_grow_with_rows(boards):
     train = [str(BIN / "bsvm-train"), "-q", "-c", "0.01", "-g", "16", "--budget", "20",
              "--epochs", "1", "--maintenance", "removal"]
