@@ -46,3 +46,80 @@ def test_signal_stops_training(tmp_path, solver, signum, status, word):
     assert elapsed < 1.0, f"took {elapsed:.2f} s to stop"
     assert err.decode().strip() == word
     assert list(tmp_path.iterdir()) == []          # no model, no temporary file
+
+
+def _stop(process, signum):
+    sent = time.monotonic()
+    process.send_signal(signum)
+    out, err = process.communicate(timeout=15)
+    return time.monotonic() - sent, out.decode(), err.decode()
+
+
+@pytest.fixture(scope="module")
+def big_board(tmp_path_factory):
+    """A checkerboard file large enough that predicting or streaming it takes seconds."""
+    from budgetsvm.datasets import write_checkerboard
+    folder = tmp_path_factory.mktemp("signals")
+    write_checkerboard(folder / "board.txt", 1_000_000, seed=5)
+    subprocess.run([str(BIN / "bsvm-train"), "-q", "--budget", "1000", "--epochs", "1",
+                    "-g", "8", "--maintenance", "removal", str(DATA / "a9a.xz"),
+                    str(folder / "wide.model")], check=True)
+    return folder
+
+
+@pytest.mark.parametrize("signum, status, word", [(signal.SIGINT, 130, "interrupted"),
+                                                  (signal.SIGTERM, 143, "terminated")])
+def test_signal_stops_prediction(tmp_path, big_board, signum, status, word):
+    # a9a's 1000-SV model on 10^6 board rows: about a minute of kernel evaluations
+    process = subprocess.Popen([str(BIN / "bsvm-predict"), str(big_board / "board.txt"),
+                                str(big_board / "wide.model"), "out.txt"], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_until_training(process)
+    elapsed, _, err = _stop(process, signum)
+    assert process.returncode == status, err
+    assert elapsed < 1.0, f"took {elapsed:.2f} s to stop"
+    assert err.strip() == word
+    assert list(tmp_path.iterdir()) == []          # no prediction file, no temporary file
+
+
+def test_signal_stops_streaming_training(tmp_path, big_board):
+    process = start(["--stream", "--stream-buffer", "1", "--budget", "1000", "--epochs",
+                     "1000", "-g", "8", str(big_board / "board.txt"), "m.model"], tmp_path)
+    wait_until_training(process, 2.5)
+    elapsed, _, err = _stop(process, signal.SIGINT)
+    assert process.returncode == 130, err
+    assert elapsed < 1.0, f"took {elapsed:.2f} s to stop"
+    assert err.strip() == "interrupted"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("signum, status, word", [(signal.SIGINT, 130, "interrupted"),
+                                                  (signal.SIGTERM, 143, "terminated")])
+def test_signal_stops_grid_search_and_the_results_resume(tmp_path, signum, status, word):
+    from budgetsvm.grid import read_results
+    grid = [str(BIN / "bsvm-grid"), "-s", "bsgd", "--budget", "50", "--epochs", "2",
+            "-log2c", "-5,15,2", "-log2g", "-9,-5,4", "-v", "3", "-j", "2", "-q",
+            "-out", "grid.out", str(DATA / "a9a.xz")]
+    process = subprocess.Popen(grid, cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    out_file = tmp_path / "grid.out"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not out_file.exists() or
+                                           len(out_file.read_text().splitlines()) < 3):
+        time.sleep(0.2)
+    assert process.poll() is None, process.communicate()[1].decode()
+    elapsed, _, err = _stop(process, signum)
+    assert process.returncode == status, err
+    assert elapsed < 3.0, f"took {elapsed:.2f} s to stop (workers included)"
+    assert err.strip() == word
+    lines = out_file.read_text().splitlines()
+    done = read_results(out_file)
+    assert 3 <= len(done) == len(lines) < 22           # every line written is a whole result
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.out"]
+    # resuming computes only the missing points and ends with a full, valid file
+    resumed = subprocess.run(grid[:-1] + ["-resume", "grid.out", str(DATA / "a9a.xz")],
+                             cwd=tmp_path, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert sum(line.startswith("[resumed]") for line in resumed.stdout.splitlines()) == \
+        len(done)
+    assert len(read_results(out_file)) == 22
