@@ -365,7 +365,7 @@ class BudgetSVC(_BudgetSVMBase):
     _SOLVERS = ("bsgd", "bsca")
 
     def __init__(self, solver="bsgd", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
-                 budget=500, epochs=5, maintenance="merge", merge_search="gss",
+                 budget=500, epochs=5, maintenance="merge", merge_search="lookup-wd",
                  variant="pegasos", class_weight=None, random_state=None, probability=False):
         self.solver = solver
         self.C = C

@@ -39,7 +39,7 @@ class TrainParams:
     budget: int = 500
     epochs: int = 5
     maintenance: str = "merge"
-    merge_search: str = "gss"
+    merge_search: str = "lookup-wd"
     variant: str = "pegasos"
     eta: float | None = None
     radius: float | None = None

@@ -130,7 +130,8 @@ def test_one_buffer_stream_equals_in_memory_training(board):
 
 
 def test_buffered_stream_equals_core_in_buffer_order(board):
-    params = TrainParams(solver="bsgd", C=10.0, gamma=2.0, budget=30, epochs=2, seed=3)
+    params = TrainParams(solver="bsgd", C=10.0, gamma=2.0, budget=30, epochs=2, seed=3,
+                         merge_search="gss")
     buffer_mb = 1 / 16                      # 64 KiB of text: several buffers of whole lines
     streamed = train_bsgd_stream(str(board), params, buffer_mb=buffer_mb)
     sizes = [c[0].shape[0] for c in iter_problem_chunks(str(board), block_bytes=1 << 16)]

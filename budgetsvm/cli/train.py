@@ -90,8 +90,10 @@ _TRAINING_OPTIONS = [
                   help="bsgd/bsca: passes over the data"),
     click.option("--maintenance", type=click.Choice(MAINTENANCE), default="merge",
                   show_default=True, help="bsgd/bsca: budget maintenance"),
-    click.option("--merge-search", type=click.Choice(MERGE_SEARCH), default="gss",
-                  show_default=True, help="bsgd/bsca: how merging finds its partner"),
+    click.option("--merge-search", type=click.Choice(MERGE_SEARCH), default="lookup-wd",
+                  show_default=True,
+                  help="bsgd/bsca: how merging finds its partner (lookup-*: binary merges; "
+                       "multi-class BSGD merges always use gss)"),
     click.option("--variant", type=click.Choice(VARIANTS), default="pegasos", show_default=True,
                   help="bsgd: learning-rate variant"),
     click.option("--acf-c", "acf_c", type=float, default=0.2, show_default=True,
