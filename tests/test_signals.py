@@ -21,9 +21,19 @@ LONG_TRAINING = {
 }
 
 
+def _default_sigint():
+    # A test run started in the background of a non-interactive shell inherits SIGINT ignored,
+    # and Python then leaves it ignored; the children must see Ctrl-C as a terminal user would.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def popen(command, tmp_path):
+    return subprocess.Popen([str(c) for c in command], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=_default_sigint)
+
+
 def start(args, tmp_path):
-    return subprocess.Popen([str(BIN / "bsvm-train"), *args], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return popen([BIN / "bsvm-train", *args], tmp_path)
 
 
 def wait_until_training(process, seconds=1.5):
@@ -71,9 +81,8 @@ def big_board(tmp_path_factory):
                                                   (signal.SIGTERM, 143, "terminated")])
 def test_signal_stops_prediction(tmp_path, big_board, signum, status, word):
     # a9a's 1000-SV model on 10^6 board rows: about a minute of kernel evaluations
-    process = subprocess.Popen([str(BIN / "bsvm-predict"), str(big_board / "board.txt"),
-                                str(big_board / "wide.model"), "out.txt"], cwd=tmp_path,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = popen([BIN / "bsvm-predict", big_board / "board.txt", big_board / "wide.model",
+                     "out.txt"], tmp_path)
     wait_until_training(process)
     elapsed, _, err = _stop(process, signum)
     assert process.returncode == status, err
@@ -100,8 +109,7 @@ def test_signal_stops_grid_search_and_the_results_resume(tmp_path, signum, statu
     grid = [str(BIN / "bsvm-grid"), "-s", "bsgd", "--budget", "50", "--epochs", "2",
             "-log2c", "-5,15,2", "-log2g", "-9,-5,4", "-v", "3", "-j", "2", "-q",
             "-out", "grid.out", str(DATA / "a9a.xz")]
-    process = subprocess.Popen(grid, cwd=tmp_path, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+    process = popen(grid, tmp_path)
     out_file = tmp_path / "grid.out"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not out_file.exists() or
