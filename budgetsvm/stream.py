@@ -13,8 +13,8 @@ Memory: the SV store (8·d·(B+1) bytes, as in memory) plus one buffer, whatever
 rows. The difference from in-memory training: the shuffle is a permutation *within* each buffer,
 not of the whole file, so rows from different buffers are never interleaved and a file sorted by
 label trains badly (shuffle it once beforehand, e.g. with `shuf`). With one buffer holding the
-whole file, the streamed model equals the in-memory one for the same seed only in distribution,
-not step by step, because the two shuffles draw different permutations.
+whole file, the streamed model is the in-memory one of the same seed: both draw one permutation
+per epoch from the same seeded generator (tests/test_stream.py checks it).
 """
 import time
 import warnings
