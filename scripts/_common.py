@@ -87,14 +87,14 @@ def versions(*modules):
     return ", ".join(out)
 
 
-def timed(function, repeats=3):
-    """(median seconds, min, max, last result) over repeats."""
+def timed_all(function, repeats):
+    """(the seconds of every one of `repeats` calls, the last call's result)."""
     times, result = [], None
     for _ in range(repeats):
         start = time.perf_counter()
         result = function()
         times.append(time.perf_counter() - start)
-    return statistics.median(times), min(times), max(times), result
+    return times, result
 
 
 def table(header, rows):

@@ -1,15 +1,22 @@
 """Prediction speed of kernel models: budgetsvm's batched, BLAS-backed prediction vs
 libsvm-official's svm_predict on the very same model (a BSGD model exported in LIBSVM format).
-Both predict the whole test file from memory; labels must agree on every row."""
+Both predict the whole test file from memory; labels must agree on every row. BLAS is limited to one
+thread, as LIBSVM has one. Writes the report section build/bench/bench_predict.md."""
 import argparse
+import os
+import statistics
 import tempfile
 from pathlib import Path
 
-import numpy as np
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
 
-from _common import data_path, machine, table, timed, verify_checksum, versions
+import numpy as np  # noqa: E402
+
+from _common import data_path, spread, table, timed_all, write_section  # noqa: E402
 
 SETTINGS = {"a9a": (32.0, 2 ** -7), "ijcnn1": (32.0, 2.0), "w8a": (8.0, 2 ** -5)}
+TARGET = 5.0      # issue 3: prediction at least 5x faster than LIBSVM's
 
 
 def main():
@@ -17,48 +24,79 @@ def main():
     parser.add_argument("--datasets", default="a9a,ijcnn1,w8a")
     parser.add_argument("--budgets", default="100,500")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="a9a and w8a")
     args = parser.parse_args()
     if args.quick:
-        args.datasets, args.budgets, args.repeats = "a9a", "500", 1
+        args.datasets = "a9a,w8a"
     from libsvm import svmutil
 
-    from budgetsvm.io import read_problem
+    from budgetsvm.io import read_problem, write_problem
     from budgetsvm.model_io import load_model, save_model
     from budgetsvm.params import TrainParams
     from budgetsvm.train import train
 
-    rows = []
+    names = args.datasets.split(",")
+    rows, settings, ratios = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in args.datasets.split(","):
-            verify_checksum(name)
-            X, y = read_problem(str(data_path(name)))
-            Xt, yt = read_problem(str(data_path(name + ".t")))
+        for name in names:
+            try:
+                X, y = read_problem(str(data_path(name)))
+                Xt, yt = read_problem(str(data_path(name + ".t")))
+            except FileNotFoundError:
+                continue                      # listed as missing in the setting block
             plain = Path(tmp) / (name + ".t")
             with open(plain, "w") as f:
-                from budgetsvm.io import write_problem
                 write_problem(f, Xt, yt)
             y_l, x_l = svmutil.svm_read_problem(str(plain))
             C, gamma = SETTINGS[name]
+            settings.append(f"{name}: C = {C:g}, γ = {gamma:g}")
             for budget in map(int, args.budgets.split(",")):
-                params = TrainParams(solver="bsgd", C=C, gamma=gamma, budget=budget, epochs=1)
+                params = TrainParams(solver="bsgd", C=C, gamma=gamma, budget=budget, epochs=1,
+                                     seed=args.seed)
                 model_path = str(Path(tmp) / f"{name}.{budget}.libsvm")
                 save_model(train(X, y, params), model_path, format="libsvm")
                 ours_model = load_model(model_path)
                 theirs_model = svmutil.svm_load_model(model_path)
-                ours, o_min, o_max, ours_pred = timed(lambda: ours_model.predict(Xt),
-                                                      args.repeats)
-                theirs, t_min, t_max, (their_pred, _, _) = timed(
+                ours, ours_pred = timed_all(lambda: ours_model.predict(Xt), args.repeats)
+                theirs, (their_pred, _, _) = timed_all(
                     lambda: svmutil.svm_predict(y_l, x_l, theirs_model, "-q"), args.repeats)
                 agree = np.mean(ours_pred == np.asarray(their_pred)) * 100
-                rows.append([name, budget, Xt.shape[0], f"{ours:.3f} ({o_min:.3f}–{o_max:.3f})",
-                             f"{theirs:.3f} ({t_min:.3f}–{t_max:.3f})", f"{theirs / ours:.1f}x",
-                             f"{agree:.2f}%"])
-    print(f"Machine: {machine()}; {versions('libsvm-official', 'numpy', 'scipy')}; "
-          f"BSGD model (1 epoch, seed 1) exported in LIBSVM format, median of {args.repeats} "
-          f"(min–max) seconds to predict the whole test set\n")
-    print(table(["data set", "budget", "test rows", "budgetsvm", "libsvm svm_predict",
-                 "speed-up", "same labels"], rows))
+                ratio = statistics.median(theirs) / statistics.median(ours)
+                ratios.append((name, budget, ratio))
+                rows.append([name, budget, theirs_model.get_nr_sv(), f"{Xt.shape[0]:,}",
+                             spread(ours, "{:.3f}"), spread(theirs, "{:.3f}"),
+                             f"{ratio:.1f}x", f"{agree:.2f}%"])
+
+    body = [table(["data set", "budget B", "#SV in model", "test rows", "budgetsvm s",
+                   "libsvm svm_predict s", "speed-up", "same labels"], rows)]
+    body.append(f"Seconds to predict the whole test set from memory, median (min–max) of "
+                f"{args.repeats} runs; speed-up = LIBSVM median / ours. The model is a BSGD model "
+                f"(1 epoch, seed {args.seed}) written with `--format libsvm`, so both tools "
+                "evaluate exactly the same support vectors and coefficients; LIBSVM's time "
+                "includes nothing but `svm_predict` on rows already in its own format. BLAS is "
+                "limited to one thread (LIBSVM's prediction is single-threaded).")
+    if ratios:
+        missed = [f"{n} B = {b} ({r:.1f}x)" for n, b, r in ratios if r < TARGET]
+        if missed:
+            body.append(f"Target (issue 3): at least {TARGET:g}x faster than LIBSVM — **missed** "
+                        f"in {len(missed)} of {len(ratios)} rows: {', '.join(missed)}. The "
+                        "time goes into the test rows × B kernel values, each one exp() "
+                        "(ijcnn1 at B = 500: 91,701 × 500 ≈ 46M). The dot products come from "
+                        "BLAS in cache-sized blocks, but the exponentials are not cheaper than "
+                        "LIBSVM's, and both tools run on one thread here, so the advantage shrinks "
+                        "as B and the test set grow.")
+        else:
+            body.append(f"Target (issue 3): at least {TARGET:g}x faster than LIBSVM — met in "
+                        f"all {len(ratios)} rows (smallest {min(r for *_, r in ratios):.1f}x).")
+    write_section("bench_predict", "Prediction speed vs LIBSVM", "\n\n".join(body),
+                  datasets=[n for name in names for n in (name, name + ".t")],
+                  peers=("libsvm-official", "numpy", "scipy"),
+                  extra=["BSGD training settings: " + "; ".join(settings)
+                         + f"; budgets {args.budgets}; 1 epoch; --maintenance "
+                         f"{TrainParams().maintenance}, --merge-search "
+                         f"{TrainParams().merge_search} (bsvm-train's defaults); seed "
+                         f"{args.seed}"])
 
 
 if __name__ == "__main__":

@@ -1,28 +1,92 @@
-"""Run every benchmark in scripts/ (bench_*.py) and print their tables; --quick passes --quick
-to each. Data sets come from BSVM_DATA (default ../shared/data)."""
+"""Run every benchmark in scripts/ in the report's order, each as its own process (with --quick
+when quick), then assemble docs/BENCHMARKS.md with scripts/make_report.py. A failing benchmark
+is reported and the others still run; the exit status is then 1. Data sets come from BSVM_DATA
+(default ../shared/data).
+
+    python scripts/run_benchmarks.py [--quick] [--only io,dcd]
+"""
 import argparse
+import json
+import os
 import subprocess
 import sys
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _common import SECTION_DIR  # noqa: E402
+from make_report import RUNS, STEMS  # noqa: E402
+
+
+def record(stem, entry):
+    """Merge one script's outcome into build/bench/runs.json (read by make_report.py)."""
+    SECTION_DIR.mkdir(parents=True, exist_ok=True)
+    try:
+        runs = json.loads(RUNS.read_text())
+    except (OSError, ValueError):
+        runs = {}
+    runs[stem] = entry
+    tmp = RUNS.with_name(f".{RUNS.name}.tmp")
+    tmp.write_text(json.dumps(runs, indent=1, sort_keys=True))
+    os.replace(tmp, RUNS)
+
+
+def command_text(args):
+    """How the report names this run: the make target when make started us, else argv."""
+    if os.environ.get("MAKELEVEL") and not args.only:
+        return "make bench-quick" if args.quick else "make bench"
+    return "python scripts/run_benchmarks.py " + " ".join(sys.argv[1:])
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a short subset of every benchmark")
     parser.add_argument("--only", help="comma-separated benchmark names, e.g. io,dcd")
+    parser.add_argument("--no-report", action="store_true",
+                        help="do not regenerate docs/BENCHMARKS.md")
     args = parser.parse_args()
-    scripts = sorted(HERE.glob("bench_*.py"))
+    stems = STEMS
     if args.only:
-        wanted = {f"bench_{name}.py" for name in args.only.split(",")}
-        scripts = [s for s in scripts if s.name in wanted]
-    failed = []
-    for script in scripts:
-        print(f"\n## {script.stem}\n", flush=True)
+        wanted = [name if name.startswith("bench_") else f"bench_{name}"
+                  for name in args.only.split(",")]
+        unknown = sorted(set(wanted) - set(STEMS))
+        if unknown:
+            parser.error(f"unknown benchmark(s): {', '.join(unknown)}; known: "
+                         + ", ".join(s[len('bench_'):] for s in STEMS))
+        stems = [s for s in STEMS if s in wanted]
+    failed, start_all = [], time.perf_counter()
+    for stem in stems:
+        script = HERE / f"{stem}.py"
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        # An old section must not survive a failed or skipped run of its script.
+        (SECTION_DIR / f"{stem}.md").unlink(missing_ok=True)
+        if not script.exists():
+            print(f"\n=== {stem}: scripts/{stem}.py does not exist, skipped\n", flush=True)
+            record(stem, {"status": "missing", "quick": args.quick, "finished": now})
+            continue
+        print(f"\n=== {stem}{' --quick' if args.quick else ''}\n", flush=True)
         command = [sys.executable, str(script)] + (["--quick"] if args.quick else [])
-        if subprocess.run(command, cwd=HERE).returncode != 0:
-            failed.append(script.name)
+        start = time.perf_counter()
+        code = subprocess.run(command, cwd=HERE).returncode
+        seconds = time.perf_counter() - start
+        status = "ok" if code == 0 else f"failed (exit status {code})"
+        if code != 0:
+            failed.append(stem)
+            # A script that wrote its section before failing still failed.
+            (SECTION_DIR / f"{stem}.md").unlink(missing_ok=True)
+        print(f"\n=== {stem}: {status}, {seconds:.0f} s\n", flush=True)
+        record(stem, {"status": status, "quick": args.quick, "seconds": seconds,
+                      "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")})
+    print(f"=== all benchmarks: {time.perf_counter() - start_all:.0f} s", flush=True)
+    if not args.no_report:
+        report = [sys.executable, str(HERE / "make_report.py"), "--command", command_text(args)]
+        if args.quick:
+            report.append("--quick")
+        if subprocess.run(report, cwd=HERE).returncode != 0:
+            failed.append("make_report")
     if failed:
         sys.exit(f"failed: {', '.join(failed)}")
 
