@@ -61,27 +61,6 @@ class CaptureStdout:
         return False
 
 
-class CaptureStdout:
-    """Redirect file descriptor 1 (LIBLINEAR's C printf) into a temporary file."""
-
-    def __enter__(self):
-        sys.stdout.flush()
-        _libc.fflush(None)
-        self.file = tempfile.TemporaryFile(mode="w+")
-        self.saved = os.dup(1)
-        os.dup2(self.file.fileno(), 1)
-        return self
-
-    def __exit__(self, *exc):
-        _libc.fflush(None)
-        os.dup2(self.saved, 1)
-        os.close(self.saved)
-        self.file.seek(0)
-        self.text = self.file.read()
-        self.file.close()
-        return False
-
-
 def liblinear_primal(model, X, y, C):
     """Primal objective ½‖w‖² + C Σ max(0, 1 − y wᵀx) of a LIBLINEAR -s 3 model, summed over its
     one-vs-rest sub-problems (one for two classes)."""
