@@ -93,6 +93,11 @@ ctypedef struct Store:
     double ratio_gss_sum      # Σ WD_precise(gss choice) / WD_precise(min)
     double ratio_max          # max of the configured method's ratio
     int64_t n_ratio           # terms of the two sums
+    double wd_chosen_sum      # Σ WD_precise(chosen) over all compared merges
+    double wd_gss_sum         # Σ WD_precise(gss choice)
+    double wd_min_sum         # Σ WD_precise(min)
+    int64_t n_optimal         # chosen partner attains the precise minimum (ties count)
+    int64_t n_gss_optimal     # gss's partner attains it
 
 
 cdef class SVStore:

@@ -374,6 +374,13 @@ cdef void _compare_scan(Store* st, Py_ssize_t m, Py_ssize_t chosen) noexcept nog
     st.n_compared += 1
     st.n_same_as_gss += chosen == b_gss
     st.n_same_as_precise += chosen == b_pre
+    # Partners are often tied (equal rows, binary features): "attains the minimum" counts a
+    # tied partner as agreement, which "same partner" does not.
+    st.n_optimal += w_chosen <= w_pre * (1.0 + 1e-9)
+    st.n_gss_optimal += w_gss_pre <= w_pre * (1.0 + 1e-9)
+    st.wd_chosen_sum += w_chosen
+    st.wd_gss_sum += w_gss_pre
+    st.wd_min_sum += w_pre
     if w_pre > 0.0:
         r = w_chosen / w_pre
         st.ratio_sum += r
@@ -726,6 +733,11 @@ cdef class SVStore:
         self.st.ratio_gss_sum = 0.0
         self.st.ratio_max = 0.0
         self.st.n_ratio = 0
+        self.st.wd_chosen_sum = 0.0
+        self.st.wd_gss_sum = 0.0
+        self.st.wd_min_sum = 0.0
+        self.st.n_optimal = 0
+        self.st.n_gss_optimal = 0
 
     @property
     def n(self):
@@ -741,15 +753,24 @@ cdef class SVStore:
         In comparison mode also n_compared, same_as_gss / same_as_precise (fractions of the
         compared merges whose partner equals the gss / gss-precise choice), wd_ratio_mean,
         wd_ratio_max (precise WD of the chosen pair over the precise minimum) and
-        gss_wd_ratio_mean (the same for the partner gss would have chosen)."""
+        gss_wd_ratio_mean (the same for the partner gss would have chosen); wd_excess_total and
+        gss_wd_excess_total (Σ precise WD of the chosen / gss's pairs over Σ of the minima: the
+        mean of ratios is dominated by merges whose minimum is nearly 0), optimal_fraction and
+        gss_optimal_fraction (fraction of merges whose partner attains the precise minimum,
+        ties included)."""
         if self.st.compare:
             nc, nr = max(self.st.n_compared, 1), max(self.st.n_ratio, 1)
+            total = self.st.wd_min_sum if self.st.wd_min_sum > 0.0 else 1.0
             extra = {"n_compared": self.st.n_compared,
                      "same_as_gss": self.st.n_same_as_gss / nc,
                      "same_as_precise": self.st.n_same_as_precise / nc,
                      "wd_ratio_mean": self.st.ratio_sum / nr,
                      "wd_ratio_max": self.st.ratio_max,
-                     "gss_wd_ratio_mean": self.st.ratio_gss_sum / nr}
+                     "gss_wd_ratio_mean": self.st.ratio_gss_sum / nr,
+                     "wd_excess_total": self.st.wd_chosen_sum / total,
+                     "gss_wd_excess_total": self.st.wd_gss_sum / total,
+                     "optimal_fraction": self.st.n_optimal / nc,
+                     "gss_optimal_fraction": self.st.n_gss_optimal / nc}
         else:
             extra = {}
         return extra | {"n_maintenance": self.st.n_maintenance, "n_merges": self.st.n_merges,

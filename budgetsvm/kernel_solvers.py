@@ -190,7 +190,8 @@ def _monitor_accuracy(store, scale, params, gamma, X_test, y_test):
 
 
 _COMPARE_KEYS = ("n_compared", "same_as_gss", "same_as_precise", "wd_ratio_mean",
-                 "wd_ratio_max", "gss_wd_ratio_mean")
+                 "wd_ratio_max", "gss_wd_ratio_mean", "wd_excess_total", "gss_wd_excess_total",
+                 "optimal_fraction", "gss_optimal_fraction")
 
 
 def _compare_counters(counters):
@@ -213,7 +214,8 @@ def train_bsgd(X, y_index, labels, params, callback=None, compare_merges=False, 
     n_inspan, n_renorm, train_seconds, maintenance_seconds (wall time of the insertions that
     triggered maintenance), gamma, scale, n_merge_evals; with compare_merges=True (binary
     merging diagnostics, seed 002 Table 3; slower) also n_compared, same_as_gss,
-    same_as_precise, wd_ratio_mean, wd_ratio_max, gss_wd_ratio_mean.
+    same_as_precise, wd_ratio_mean, wd_ratio_max, gss_wd_ratio_mean, wd_excess_total,
+    gss_wd_excess_total, optimal_fraction, gss_optimal_fraction (SVStore.counters).
     """
     labels = np.asarray(labels, dtype=np.float64)
     if len(labels) < 2:

@@ -312,6 +312,11 @@ def test_comparison_mode_counters():
     assert 0.5 < info["same_as_precise"] <= 1 and 0.5 < info["same_as_gss"] <= 1
     assert 1.0 <= info["wd_ratio_mean"] <= info["wd_ratio_max"]
     assert info["gss_wd_ratio_mean"] >= 1.0
+    # totals: Σ chosen WD ≥ Σ minimal WD; a partner that is the precise one attains the minimum
+    assert info["wd_excess_total"] >= 1.0 and info["gss_wd_excess_total"] >= 1.0
+    assert info["same_as_precise"] <= info["optimal_fraction"] <= 1.0
+    assert info["same_as_gss"] <= 1.0 and 0.0 < info["gss_optimal_fraction"] <= 1.0
     p.merge_search = "gss-precise"
     precise = train_bsgd(X, y_index, labels, p, compare_merges=True).train_info
     assert precise["same_as_precise"] == 1.0 and precise["wd_ratio_max"] == 1.0
+    assert precise["optimal_fraction"] == 1.0 and precise["wd_excess_total"] == 1.0
