@@ -269,6 +269,22 @@ def _row_sqnorms(X):
                        minlength=n).astype(np.float64)
 
 
+# The exact dual needs the kernel matrix of the points with α_i > 0: computed while there are
+# at most this many (a 4000 × 4000 block is 128 MB), left blank beyond.
+EXACT_DUAL_MAX_POINTS = 4000
+
+
+def exact_dual(X, y, alpha, kernel):
+    """D(α) = Σ α − ½ Σ_ij α_i α_j y_i y_j k(x_i, x_j) (ALGORITHMS.md §3.5), or None when more
+    than EXACT_DUAL_MAX_POINTS coordinates are non-zero. kernel: a model.KernelSpec."""
+    active = np.flatnonzero(alpha)
+    if active.size > EXACT_DUAL_MAX_POINTS:
+        return None
+    v = alpha[active] * np.asarray(y, dtype=np.float64)[active]
+    S = X[active]
+    return float(alpha.sum() - 0.5 * v @ (kernel.kernel_matrix(S, S) @ v))
+
+
 def bsca_objectives(store, X, y, upper, alpha, xsq=None):
     """Diagnostics of §3.5 in C-form for a binary BSCA state.
 
@@ -299,7 +315,8 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
     """One binary BSCA run. X canonical CSR; y ±1 (int8); upper[i] = C_i.
 
     Returns (store, alpha, info). monitor(row) gets a dict per epoch (epoch, time = training
-    seconds so far without monitoring, primal, dual_tracked, [test_accuracy],
+    seconds so far without monitoring, primal, dual_tracked, dual_exact (None beyond
+    EXACT_DUAL_MAX_POINTS non-zero α), [test_accuracy],
     merge_fraction = merges / steps of that epoch, n_sv, n_updates); monitoring time is excluded.
     monitor_test: optional (X_test CSR, y_test ±1) for test accuracy per epoch.
     """
@@ -322,13 +339,16 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
             callback(step, f"#SV {store.n}")
     epoch_cb = None
     if monitor is not None:
+        from budgetsvm.model import KernelSpec
         last = {"merges": 0}
+        kernel = KernelSpec(params.kernel, gamma, int(params.degree), float(params.coef0))
 
         def epoch_cb(epoch, stats):
             obj = bsca_objectives(store, X, y, upper, alpha, xsq)
             merges = store.counters()["n_merges"]
             row = {"epoch": epoch, "time": stats["seconds"], "primal": obj["primal"],
                    "dual_tracked": obj["dual_tracked"],
+                   "dual_exact": exact_dual(X, y, alpha, kernel),
                    "merge_fraction": (merges - last["merges"]) / n,
                    "n_sv": store.n, "n_updates": stats["epoch_updates"]}
             last["merges"] = merges
@@ -368,8 +388,8 @@ def train_bsca(X, y_index, labels, params, callback=None, monitor=None, monitor_
     and the same seed; 'argmax' over the k decision values.
 
     monitor(row): called per epoch (per binary model, row["model"] = class index for k > 2) with
-    time (training seconds, monitoring excluded), primal, dual_tracked, merge_fraction, n_sv,
-    n_updates and, with monitor_test = (X_test, y_index_test), test_accuracy.
+    time (training seconds, monitoring excluded), primal, dual_tracked, dual_exact, merge_fraction,
+    n_sv, n_updates and, with monitor_test = (X_test, y_index_test), test_accuracy.
     ``model.train_info`` (not saved): n_steps, n_sv, n_updates, n_maintenance, n_merges,
     n_removals, n_projections, n_inspan, n_merge_evals, merge_fraction, train_seconds,
     maintenance_seconds, gamma, (k > 2) per_model: the info dict of every binary model;

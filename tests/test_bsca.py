@@ -219,8 +219,30 @@ def test_monitor_rows_and_tracked_dual():
     assert [r["epoch"] for r in rows] == [1, 2, 3]
     assert all(r["merge_fraction"] == 0 for r in rows)
     assert all(r["primal"] >= r["dual_tracked"] - 1e-9 for r in rows)   # exact dual: no merge
+    # without maintenance the tracked dual is the exact one (§3.5)
+    for r in rows:
+        assert r["dual_exact"] == pytest.approx(r["dual_tracked"], rel=1e-9, abs=1e-9)
     assert rows[-1]["test_accuracy"] > 0.8
     assert np.all(np.diff([r["time"] for r in rows]) >= 0)
+
+
+def test_monitor_exact_dual_with_merging(monkeypatch):
+    from budgetsvm import kernel_solvers
+    X, y = blobs(120, d=3, seed=4)
+    params = TrainParams(solver="bsca", C=2.0, gamma=0.5, budget=8, epochs=2, seed=3,
+                         merge_search="gss")
+    rows = []
+    store, alpha, info = kernel_solvers.fit_bsca_binary(
+        sp.csr_matrix(X), y, np.full(120, 2.0), params, 0.5, monitor=rows.append)
+    assert info["n_merges"] > 0
+    # the exact dual of the final α from a dense numpy kernel matrix
+    assert rows[-1]["dual_exact"] == pytest.approx(dual(rbf(X, X, 0.5), y, alpha), rel=1e-10)
+    assert rows[-1]["dual_exact"] != pytest.approx(rows[-1]["dual_tracked"], rel=1e-6)
+    monkeypatch.setattr(kernel_solvers, "EXACT_DUAL_MAX_POINTS", 5)
+    rows.clear()
+    kernel_solvers.fit_bsca_binary(sp.csr_matrix(X), y, np.full(120, 2.0), params, 0.5,
+                                   monitor=rows.append)
+    assert all(r["dual_exact"] is None for r in rows)       # too many points: left blank
 
 
 def test_callback_and_interrupt():
