@@ -97,6 +97,33 @@ def timed_all(function, repeats):
     return times, result
 
 
+class CapturedCStdout:
+    """Context manager: file descriptor 1 goes to a temporary file while the block runs, so that
+    what LIBLINEAR's and LIBSVM's C code print (iterations, objective) can be parsed; .text
+    holds it after the block."""
+
+    def __enter__(self):
+        import ctypes
+        import tempfile
+        self._libc = ctypes.CDLL(None)
+        sys.stdout.flush()
+        self._libc.fflush(None)
+        self._file = tempfile.TemporaryFile(mode="w+", errors="replace")
+        self._saved = os.dup(1)
+        os.dup2(self._file.fileno(), 1)
+        self.text = ""
+        return self
+
+    def __exit__(self, *exc):
+        self._libc.fflush(None)
+        os.dup2(self._saved, 1)
+        os.close(self._saved)
+        self._file.seek(0)
+        self.text = self._file.read()
+        self._file.close()
+        return False
+
+
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]

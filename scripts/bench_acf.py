@@ -31,7 +31,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
 
-from _common import (data_dir, machine, pyplot, save_figure, spread,  # noqa: E402
+from _common import (CapturedCStdout, data_dir, machine, pyplot, save_figure, spread,  # noqa: E402
                      table, versions, write_section)
 
 DATASETS = ["a9a", "w8a", "ijcnn1", "mnist", "sector.scale"]
@@ -92,30 +92,16 @@ def run_ours(X, y, solver, C, eps, seed, timeout):
 
 
 def run_liblinear(X, y, C, eps):
-    import ctypes
-    import tempfile
-
     import numpy as np
     from liblinear import liblinear as ll
     from liblinear import liblinearutil
     prob = ll.problem(np.asarray(y, dtype=np.float64), X)
     param = liblinearutil.parameter(f"-s 3 -c {C:g} -e {eps:g} -B -1")
-    libc = ctypes.CDLL(None)
-    sys.stdout.flush()
-    libc.fflush(None)
-    saved = os.dup(1)
-    with tempfile.TemporaryFile(mode="w+") as f:
-        os.dup2(f.fileno(), 1)
-        try:
-            start = time.perf_counter()
-            liblinearutil.train(prob, param)
-            seconds = time.perf_counter() - start
-            libc.fflush(None)
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-        f.seek(0)
-        text = f.read()
+    with CapturedCStdout() as cap:
+        start = time.perf_counter()
+        liblinearutil.train(prob, param)
+        seconds = time.perf_counter() - start
+    text = cap.text
     iters = [int(v) for v in re.findall(r"#iter = (\d+)", text)]
     return {"seconds": seconds, "updates": None, "iters": sum(iters),
             "capped": text.count("reaching max number of iterations")}

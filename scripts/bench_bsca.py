@@ -61,7 +61,7 @@ import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
-from _common import (SECTION_DIR, mean_sd, pyplot, save_figure, spread, table,  # noqa: E402
+from _common import (SECTION_DIR, CapturedCStdout, mean_sd, pyplot, save_figure, spread, table,  # noqa: E402
                      write_section)
 from bench_bsgd import DATASETS, data_dir, load  # noqa: E402
 
@@ -134,25 +134,6 @@ def _cpu_clock_for(method):
     return lambda: state["at_callback"]
 
 
-def _capture_c_stdout(function):
-    """(function(), text LIBSVM's C code printed to stdout while it ran)."""
-    import ctypes
-    import tempfile
-    libc = ctypes.CDLL(None)
-    sys.stdout.flush()
-    saved = os.dup(1)
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 1)
-        try:
-            result = function()
-        finally:
-            libc.fflush(None)
-            os.dup2(saved, 1)
-            os.close(saved)
-        tmp.seek(0)
-        return result, tmp.read().decode(errors="replace")
-
-
 def run_one(job):
     name, method, seed = job["dataset"], job["method"], job.get("seed", 1)
     spec = DATASETS[name]
@@ -192,7 +173,8 @@ def run_one(job):
         prob = svm_problem(y, X)
         param = svm_parameter(f"-s 0 -t 2 -c {C} -g {gamma} -m 500")
         wall, cpu = time.perf_counter(), time.process_time()
-        model, log_text = _capture_c_stdout(lambda: svm_train(prob, param))
+        with CapturedCStdout() as captured:
+            model = svm_train(prob, param)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         pred, _, _ = svm_predict(yt, Xt, model, "-q")
         alpha = np.abs(np.array(model.get_sv_coef(), dtype=float).ravel())
@@ -200,7 +182,7 @@ def run_one(job):
         out = dict(size, seconds=wall, cpu=cpu, n_sv=int(model.get_nr_sv()),
                    n_bounded=n_bounded, sum_alpha=float(alpha.sum()),
                    accuracy=float((np.asarray(pred) == yt).mean()))
-        match = re.search(r"^obj = (\S+),", log_text, re.M)
+        match = re.search(r"^obj = (\S+),", captured.text, re.M)
         if match:
             out["dual_optimum"] = -float(match.group(1))     # C-form dual, with bias
         return out

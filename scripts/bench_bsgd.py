@@ -436,7 +436,7 @@ def main(argv=None):
         extra=["Hyper-parameters (RBF kernel, same C and γ for every method): "
                + "; ".join(f"{n} C = {DATASETS[n]['C']:g}, γ = {DATASETS[n]['gamma']:g}"
                            for n in plan)
-               + f"; budgets " + "; ".join(f"{n}: {', '.join(map(str, b))}"
+               + "; budgets " + "; ".join(f"{n}: {', '.join(map(str, b))}"
                                            for n, b in plan.items()),
                f"BSGD: Pegasos variant, {args.epochs} epochs, merging with --merge-search "
                f"{args.merge_search}" + (" (golden section search, ε = 0.01, as seed 001)"

@@ -16,13 +16,11 @@ solutions (parity: the same problem solved to the same tolerance).
     BSVM_DATA=/work/shared/data python scripts/bench_dcd.py [--repeats 3] [--json out.json]
 """
 import argparse
-import ctypes
 import json
 import os
 import re
 import statistics
 import sys
-import tempfile
 import time
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -30,35 +28,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from _common import data_dir, spread, table, write_section
+from _common import CapturedCStdout, data_dir, spread, table, write_section
 from budgetsvm.io import read_problem
 from budgetsvm.labels import group_classes
 from budgetsvm.linear import fit_linear
 from budgetsvm.params import TrainParams
 
 DATASETS = ["a9a", "w8a", "ijcnn1", "sector.scale"]
-_libc = ctypes.CDLL(None)
-
-
-class CaptureStdout:
-    """Redirect file descriptor 1 (LIBLINEAR's C printf) into a temporary file."""
-
-    def __enter__(self):
-        sys.stdout.flush()
-        _libc.fflush(None)
-        self.file = tempfile.TemporaryFile(mode="w+")
-        self.saved = os.dup(1)
-        os.dup2(self.file.fileno(), 1)
-        return self
-
-    def __exit__(self, *exc):
-        _libc.fflush(None)
-        os.dup2(self.saved, 1)
-        os.close(self.saved)
-        self.file.seek(0)
-        self.text = self.file.read()
-        self.file.close()
-        return False
 
 
 def liblinear_primal(model, X, y, C):
@@ -78,7 +54,7 @@ def liblinear_primal(model, X, y, C):
 def time_liblinear(prob, options, X, y, C):
     from liblinear import liblinearutil
     param = liblinearutil.parameter(options)
-    with CaptureStdout() as cap:
+    with CapturedCStdout() as cap:
         start = time.perf_counter()
         model = liblinearutil.train(prob, param)
         seconds = time.perf_counter() - start

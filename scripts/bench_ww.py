@@ -195,7 +195,7 @@ def main(argv=None):
         "\n\n".join(body),
         datasets=[f for name in plan for f in SETS[name][:2]],
         peers=("liblinear-official", "numpy", "scipy"),
-        extra=[f"Hyper-parameters: C = 2^e for e in "
+        extra=["Hyper-parameters: C = 2^e for e in "
                + "; ".join(f"{name}: {', '.join(map(str, exps))}" for name, exps in plan.items())
                + f"; δ = {args.eps:g} (relative duality gap); at most {args.max_iter} outer "
                "iterations; no bias; mnist values / 255",
