@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from budgetsvm.errors import BsvmError, ParameterError
+from budgetsvm.refit import polish_model
 
 # The dense SV store needs 8·d·(B+1) bytes (budgetsvm/_budget.pxd); refuse beyond this.
 MAX_STORE_BYTES = 8 * 1024 ** 3
@@ -223,11 +224,12 @@ def train_bsgd(X, y_index, labels, params, callback=None, compare_merges=False, 
     X = _canonical_csr(X)
     if monitor_test is not None:
         monitor_test = (_canonical_csr(monitor_test[0]), np.asarray(monitor_test[1]))
+    class_weight = class_weight_vector(labels, params)
     sv, coef, origin, info = fit_bsgd(X, y_index, len(labels), params, callback,
                                       compare_merges=compare_merges, monitor=monitor,
-                                      monitor_test=monitor_test,
-                                      class_weight=class_weight_vector(labels, params))
-    return bsgd_model(labels, params, X.shape[0], X.shape[1], sv, coef, info)
+                                      monitor_test=monitor_test, class_weight=class_weight)
+    model = bsgd_model(labels, params, X.shape[0], X.shape[1], sv, coef, info)
+    return polish_model(model, X, y_index, float(params.C) * class_weight, params)
 
 
 def bsgd_model(labels, params, n, d, sv, coef, info):
@@ -405,7 +407,8 @@ def train_bsca(X, y_index, labels, params, callback=None, monitor=None, monitor_
     _check_budgeted(params, d)
     gamma = params.effective_gamma(d)
     y_index = np.asarray(y_index, dtype=np.int32)
-    upper = float(params.C) * class_weight_vector(labels, params)[y_index]
+    class_cost = float(params.C) * class_weight_vector(labels, params)
+    upper = class_cost[y_index]
     test = None
     if monitor_test is not None:
         test = (_canonical_csr(monitor_test[0]), np.asarray(monitor_test[1], dtype=np.int32))
@@ -451,4 +454,7 @@ def train_bsca(X, y_index, labels, params, callback=None, monitor=None, monitor_
     model = KernelModel(labels, kernel, sp.csr_matrix(sv, shape=(sv.shape[0], d)), coef,
                         np.zeros(coef.shape[1]), multiclass, "bsca", params=meta)
     model.train_info = info
-    return model
+    # one-vs-rest: model c is refitted on its own support vectors
+    bounds = np.cumsum([0] + [i["n_sv"] for i in infos])
+    groups = None if k == 2 else [(np.arange(bounds[c], bounds[c + 1]), [c]) for c in models]
+    return polish_model(model, X, y_index, class_cost, params, groups=groups)

@@ -12,6 +12,9 @@ KERNELS = ("linear", "poly", "rbf", "sigmoid")
 MAINTENANCE = ("removal", "projection", "merge")
 MERGE_SEARCH = ("gss", "gss-precise", "lookup-h", "lookup-wd")
 VARIANTS = ("pegasos", "norma", "mp")
+# What bsgd/bsca do after their epochs: refit coefficients and a bias on the support vectors
+# (budgetsvm/refit.py), or keep the last iterate as the papers do.
+POLISH = ("refit", "none")
 
 # Default stopping tolerance per solver (LIBLINEAR's -e default for the dual SVM solvers is 0.1).
 DEFAULT_EPS = {"dcd": 0.1, "acf": 0.1, "ww": 0.0009}
@@ -43,6 +46,7 @@ class TrainParams:
     variant: str = "pegasos"
     eta: float | None = None
     radius: float | None = None
+    polish: str = "refit"
     # ACF constants (seed 003)
     acf_c: float = 0.2
     acf_pmin: float = 0.05
@@ -93,6 +97,8 @@ def check_params(p: TrainParams):
         raise ParameterError(f"--merge-search must be one of {', '.join(MERGE_SEARCH)}")
     if p.variant not in VARIANTS:
         raise ParameterError(f"--variant must be one of {', '.join(VARIANTS)}")
+    if p.polish not in POLISH:
+        raise ParameterError(f"--polish must be one of {', '.join(POLISH)}, got {p.polish!r}")
     if p.solver in KERNEL_SOLVERS and p.maintenance == "merge" and p.kernel != "rbf":
         raise ParameterError("--maintenance merge needs the RBF kernel (-t 2); "
                              "use --maintenance removal or projection with other kernels")

@@ -20,6 +20,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from budgetsvm.errors import BsvmError, DataFormatError
 from budgetsvm.io import iter_problem_chunks
@@ -85,6 +86,15 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     if callback is not None:
         def report(step, total):
             callback(step, f"#SV {store.n}")
+    # The refit (--polish refit) needs rows after the last epoch: keep a seeded sample of them,
+    # as large as its kernel block allows (all rows when they fit, as in memory).
+    from budgetsvm.refit import STREAM_BLOCK_BYTES, STREAM_MAX_ROWS, polish_model, refit_rows
+    keep = None
+    if params.polish != "none":
+        keep = refit_rows(n, int(params.budget), int(params.seed), STREAM_BLOCK_BYTES,
+                          STREAM_MAX_ROWS)
+        keep = np.arange(n) if keep is None else keep
+    kept_X, kept_y = [], []
     rng, res = Random(int(params.seed)), None
     seconds = maintenance_seconds = 0.0
     rows_seen, n_buffers, single_class = 0, 0, 0
@@ -99,6 +109,12 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
             y_index = rank_of_sorted[position].astype(np.int32)
             if X.shape[1] > d or rows_seen + X.shape[0] > n:
                 raise BsvmError(f"{path}: the file changed during training")
+            if keep is not None and epoch == epochs - 1:
+                lo, hi = np.searchsorted(keep, [rows_seen, rows_seen + X.shape[0]])
+                if hi > lo:
+                    picked = keep[lo:hi] - rows_seen
+                    kept_X.append(sp.csr_matrix(X[picked], shape=(hi - lo, d)))
+                    kept_y.append(y_index[picked])
             rows_seen += X.shape[0]
             if epoch == 0:
                 n_buffers += 1
@@ -121,4 +137,10 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     sv, A, _, _ = store.export()
     info = bsgd_info(store, res, seconds, maintenance_seconds, gamma)
     info.update(n_buffers=n_buffers, single_class_buffers=single_class)
-    return bsgd_model(labels, params, n, d, sv, A * res["s"], info)
+    model = bsgd_model(labels, params, n, d, sv, A * res["s"], info)
+    if keep is None:
+        return model
+    from budgetsvm.kernel_solvers import _canonical_csr
+    X_kept = _canonical_csr(sp.vstack(kept_X, format="csr"))
+    return polish_model(model, X_kept, np.concatenate(kept_y),
+                        float(params.C) * class_weight, params)

@@ -415,7 +415,8 @@ def test_same_seed_same_model(k, maintenance):
 
 def test_model_decision_equals_scaled_store():
     X, y_index, labels = problem(2)
-    p = TrainParams(solver="bsgd", C=4.0, gamma=0.5, budget=12, epochs=2, seed=2)
+    p = TrainParams(solver="bsgd", C=4.0, gamma=0.5, budget=12, epochs=2, seed=2,
+                    polish="none")
     model = train_bsgd(X, y_index, labels, p)
     sv, coef, origin, info = fit_bsgd(X, y_index, 2, p, class_weight=np.ones(2))
     f = rbf(X.toarray(), sv, 0.5) @ coef[:, 0]

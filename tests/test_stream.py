@@ -5,6 +5,7 @@ uninterrupted call; streaming with one buffer is byte-identical to in-memory tra
 seeded permutations); with several buffers it equals the core run on the whole data in the
 concatenated buffer orders; peak memory does not grow with the number of rows.
 """
+import dataclasses
 import os
 import subprocess
 import sys
@@ -77,9 +78,10 @@ def test_monitoring_leaves_the_model_unchanged(classes):
     np.testing.assert_array_equal(plain[0], monitored[0])
     np.testing.assert_array_equal(plain[1], monitored[1])
     assert [r["epoch"] for r in rows] == [1, 2, 3]
-    # the last row describes the final model: its accuracy on X, recomputed from the model
+    # the last row describes the solver's final iterate (the model before any refit): its
+    # accuracy on X, recomputed from the model trained with --polish none
     labels = np.arange(classes, dtype=np.float64)
-    model = train_bsgd(X, y, labels, params)
+    model = train_bsgd(X, y, labels, dataclasses.replace(params, polish="none"))
     assert rows[-1]["test_accuracy"] == pytest.approx(np.mean(model.predict(X) == y))
     if classes == 2:
         # C-form primal ½‖w‖² + C Σ hinge, computed densely from the exported model
@@ -127,11 +129,31 @@ def test_one_buffer_stream_equals_in_memory_training(board):
     assert streamed.train_info["n_buffers"] == 1
     np.testing.assert_array_equal(memory.sv.toarray(), streamed.sv.toarray())
     np.testing.assert_array_equal(memory.coef, streamed.coef)
+    np.testing.assert_array_equal(memory.rho, streamed.rho)
+    assert memory.rho[0] != 0.0                  # the refit (default polish) ran on both
+
+
+def test_stream_refit_uses_a_seeded_sample_of_the_last_epoch(board, monkeypatch):
+    from budgetsvm import refit
+    monkeypatch.setattr(refit, "STREAM_BLOCK_BYTES", 8 * 30 * 1000)   # 1000 of 6000 rows
+    params = TrainParams(solver="bsgd", C=10.0, gamma=2.0, budget=30, epochs=2, seed=3)
+    streamed = train_bsgd_stream(str(board), params, buffer_mb=1 / 16)
+    unpolished = train_bsgd_stream(str(board), dataclasses.replace(params, polish="none"),
+                                   buffer_mb=1 / 16)
+    np.testing.assert_array_equal(streamed.sv.toarray(), unpolished.sv.toarray())
+    assert streamed.train_info["refit_rows"] == 1000
+    # the same refit, applied in memory to the rows the sample names, gives the same model
+    X, y = read_problem(str(board))
+    labels, y_index = group_classes(y)
+    rows = refit.refit_rows(6000, 30, 3, 8 * 30 * 1000, refit.STREAM_MAX_ROWS)
+    refit.polish_model(unpolished, X[rows], y_index[rows], np.full(2, 10.0), params)
+    np.testing.assert_array_equal(streamed.coef, unpolished.coef)
+    np.testing.assert_array_equal(streamed.rho, unpolished.rho)
 
 
 def test_buffered_stream_equals_core_in_buffer_order(board):
     params = TrainParams(solver="bsgd", C=10.0, gamma=2.0, budget=30, epochs=2, seed=3,
-                         merge_search="gss")
+                         merge_search="gss", polish="none")
     buffer_mb = 1 / 16                      # 64 KiB of text: several buffers of whole lines
     streamed = train_bsgd_stream(str(board), params, buffer_mb=buffer_mb)
     sizes = [c[0].shape[0] for c in iter_problem_chunks(str(board), block_bytes=1 << 16)]

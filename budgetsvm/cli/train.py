@@ -7,8 +7,8 @@ import numpy as np
 from budgetsvm import io, model_io
 from budgetsvm.fileio import atomic_output
 from budgetsvm.cli.common import info, run
-from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, SOLVERS, VARIANTS, TrainParams,
-                              check_params)
+from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, POLISH, SOLVERS, VARIANTS,
+                              TrainParams, check_params)
 from budgetsvm.progress import task_progress
 from budgetsvm.train import KERNEL_MONITORED, cross_validation, small_classes, summary_lines, train
 
@@ -96,6 +96,9 @@ _TRAINING_OPTIONS = [
                        "multi-class BSGD merges always use gss)"),
     click.option("--variant", type=click.Choice(VARIANTS), default="pegasos", show_default=True,
                   help="bsgd: learning-rate variant"),
+    click.option("--polish", type=click.Choice(POLISH), default="refit", show_default=True,
+                  help="bsgd/bsca: after the epochs, refit the coefficients and a bias on the "
+                       "support vectors (refit) or keep the last iterate, as the papers (none)"),
     click.option("--acf-c", "acf_c", type=float, default=0.2, show_default=True,
                  help="acf: preference change rate c (seed 003)"),
     click.option("--acf-pmin", "acf_pmin", type=float, default=0.05, show_default=True,

@@ -1,0 +1,272 @@
+"""Refit of a budgeted kernel SVM on its own support vectors: the default polish of ``bsgd`` and
+``bsca`` (docs/ALGORITHMS.md, "Refit on the budget").
+
+The budgeted solvers choose B support vectors x̃_1..x̃_B, but their coefficients are those of the
+last stochastic iterate, without a bias: noisy from seed to seed, and at large C far from the
+best model those vectors can express. Once the vectors are fixed, the best coefficients solve a
+convex problem in B + 1 unknowns. With f(x) = Σ_j β_j k(x, x̃_j) + b and ‖f‖² = βᵀK_SS β::
+
+    min_{β, b}  ½ βᵀ K_SS β + Σ_i C_i max(0, 1 − y_i f(x_i))²          C_i = C·w_{y_i}
+
+(squared hinge, as LIBLINEAR's and scikit-learn's LinearSVC default; unregularised bias, as
+LIBSVM's rho). Writing K_SS = V Λ Vᵀ and β = T w with T = V_r Λ_r^(−1/2) (eigenvalues above
+EIG_RTOL·λ_max) turns it into a linear SVM with identity regularisation on the features K_xS T:
+Nyström's feature map with the budgeted solver's support vectors as landmarks.
+
+It is solved by a finite Newton method (Keerthi & DeCoste, JMLR 6, 2005): on the active set
+A = {i : y_i f(x_i) < 1} the objective is quadratic, so a Newton step followed by an unchanged
+active set is the exact optimum. The Hessian block Σ_A C_i k_i k_iᵀ is updated with the rows that
+enter or leave A, so late iterations cost O(n·B), not O(|A|·B²).
+"""
+import time
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from budgetsvm.errors import BsvmError
+
+# Eigenvalues of K_SS below this fraction of the largest are dropped (directions in which the
+# support vectors are numerically dependent: f does not change along them).
+EIG_RTOL = 1e-10
+# Newton iterations; the finite method ends in far fewer (6–10 on a9a and ijcnn1, B = 500).
+MAX_NEWTON_ITER = 100
+# Armijo constant and the smallest step of the backtracking line search.
+ARMIJO = 1e-4
+MIN_STEP = 1e-10
+# The kernel block of the rows against the support vectors (n × B doubles) may use this much
+# memory; beyond, the refit uses a seeded uniform sample of the rows that fits.
+MAX_BLOCK_BYTES = 1 << 30
+# Streaming training (--stream) keeps its memory independent of the number of rows: its refit
+# uses at most this many sampled rows, with a kernel block of at most STREAM_BLOCK_BYTES.
+STREAM_BLOCK_BYTES = 64 << 20
+STREAM_MAX_ROWS = 16384
+
+
+def sv_layout(sv):
+    """(d × B feature-major dense array, squared norms) of the support vectors (CSR rows)."""
+    dense = np.asarray(sv.toarray() if sp.issparse(sv) else sv, dtype=np.float64)
+    return np.ascontiguousarray(dense.T), np.einsum("ij,ij->i", dense, dense)
+
+
+def kernel_block(kernel, sv, X, xsq=None):
+    """K[i, j] = k(x_i, x̃_j) (n × B) for CSR rows X and support vectors sv (CSR, same width or
+    wider). kernel: a model.KernelSpec."""
+    from budgetsvm._refit import kernel_rows
+    sv_by_feature, sv_sq = sv_layout(sv)
+    if X.shape[1] > sv_by_feature.shape[0]:
+        raise ValueError("the rows are wider than the support vectors")
+    if xsq is None:
+        xsq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    out = np.empty((X.shape[0], sv_by_feature.shape[1]))
+    kernel_rows(sv_by_feature, sv_sq, kernel.kind, kernel.gamma, kernel.coef0, kernel.degree,
+                X.data, X.indices.astype(np.int32, copy=False),
+                X.indptr.astype(np.int64, copy=False), np.ascontiguousarray(xsq), out)
+    return out
+
+
+def landmark_basis(K_SS):
+    """(T, T⁺) with T = V_r Λ_r^(−1/2) over the eigenvalues of K_SS above EIG_RTOL·λ_max, so that
+    Tᵀ K_SS T = I_r, and T⁺ = Λ_r^(1/2) V_rᵀ (w = T⁺β is the warm start of a given β)."""
+    lam, V = np.linalg.eigh(K_SS)
+    if lam.size == 0 or not lam[-1] > 0:
+        return np.zeros((K_SS.shape[0], 0)), np.zeros((0, K_SS.shape[0]))
+    keep = lam > EIG_RTOL * lam[-1]
+    root = np.sqrt(lam[keep])
+    return V[:, keep] / root, root[:, None] * V[:, keep].T
+
+
+def _objective(w, xi, cost):
+    hinge = np.maximum(xi, 0.0)
+    return 0.5 * float(w @ w) + float(cost @ (hinge * hinge))
+
+
+class _ActiveSums:
+    """Sums over an active set A in the feature space z_i = Tᵀk_i of the refit: Σ c_i z_i z_iᵀ
+    (upper triangle), Σ c_i z_i, Σ c_i y_i z_i, Σ c_i, Σ c_i y_i. They are kept up to date
+    with the rows that enter or leave A, each row mapped by T when it moves."""
+
+    def __init__(self, K, T, cost, y):
+        self.K, self.T, self.cost, self.y = K, T, cost, y
+        self.reset()
+
+    def reset(self):
+        r = self.T.shape[1]
+        self.M = np.zeros((r, r), order="F")
+        self.m, self.q = np.zeros(r), np.zeros(r)
+        self.s = self.sy = 0.0
+        self.active = np.zeros(self.K.shape[0], dtype=bool)
+
+    def _add(self, rows, sign):
+        if not rows.any():
+            return
+        Z = self.K[rows] @ self.T
+        c = self.cost[rows]
+        cy = c * self.y[rows]
+        # M += sign Σ c_i z_i z_iᵀ as one rank-|rows| update (BLAS syrk, upper triangle)
+        self.M = _syrk(sign, Z * np.sqrt(c)[:, None], beta=1.0, c=self.M, trans=1,
+                       overwrite_c=True)
+        self.m += sign * (c @ Z)
+        self.q += sign * (cy @ Z)
+        self.s += sign * float(c.sum())
+        self.sy += sign * float(cy.sum())
+
+    def move_to(self, active):
+        entering, leaving = active & ~self.active, self.active & ~active
+        if np.count_nonzero(entering) + np.count_nonzero(leaving) > np.count_nonzero(active):
+            self.reset()                   # cheaper to sum the new set from scratch
+            entering, leaving = active, None
+        self._add(entering, 1.0)
+        if leaving is not None:
+            self._add(leaving, -1.0)
+        self.active = active
+
+    def full_M(self):
+        upper = np.triu(self.M)
+        return upper + np.triu(upper, 1).T
+
+
+def _syrk(alpha, a, **kw):
+    from scipy.linalg.blas import dsyrk
+    return dsyrk(alpha, a, **kw)
+
+
+def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER):
+    """Minimise ½‖w‖² + Σ_i cost_i max(0, 1 − y_i f_i)², f = K T w + b, over (w, b).
+
+    K (n × B), T (B × r), y ±1 (n,), cost > 0 (n,), (w, b) the starting point (zeros when w is
+    None). Returns (w, b, info) with info = {iterations, objective, converged, n_active}.
+    """
+    r = T.shape[1]
+    y = np.asarray(y, dtype=np.float64)
+    cost = np.asarray(cost, dtype=np.float64)
+    w = np.zeros(r) if w is None else np.array(w, dtype=np.float64)
+    b = float(b)
+    xi = 1.0 - y * (K @ (T @ w) + b)
+    objective = _objective(w, xi, cost)
+    sums = _ActiveSums(K, T, cost, y)
+    converged = False
+    H = np.empty((r + 1, r + 1))
+    iteration = 0
+    for iteration in range(1, max_iter + 1):
+        sums.move_to(xi > 0.0)
+        M = sums.full_M()
+        # Σ_A c_i y_i ξ_i z_i = q − M w − m b, because y_i² = 1: no pass over the rows
+        g = np.append(w - 2.0 * (sums.q - M @ w - sums.m * b),
+                      -2.0 * (sums.sy - float(sums.m @ w) - sums.s * b))
+        np.multiply(M, 2.0, out=H[:r, :r])
+        H[:r, :r].flat[::r + 1] += 1.0
+        H[:r, r] = H[r, :r] = 2.0 * sums.m
+        # An empty active set leaves b without curvature (and without gradient): keep it fixed.
+        H[r, r] = 2.0 * sums.s if sums.s > 0.0 else 1.0
+        try:
+            step = -sla.cho_solve(sla.cho_factor(H, check_finite=False), g, check_finite=False)
+        except np.linalg.LinAlgError:
+            step = -np.linalg.lstsq(H, g, rcond=None)[0]
+        slope = float(g @ step)
+        if not slope < 0.0:
+            converged = True       # no descent direction left: at the optimum up to rounding
+            break
+        d_w, d_b = step[:r], float(step[r])
+        y_df = y * (K @ (T @ d_w) + d_b)
+        t = 1.0
+        while True:
+            xi_new = xi - t * y_df
+            objective_new = _objective(w + t * d_w, xi_new, cost)
+            if objective_new <= objective + ARMIJO * t * slope or t < MIN_STEP:
+                break
+            t *= 0.5
+        w = w + t * d_w
+        b += t * d_b
+        xi = xi_new
+        improvement = objective - objective_new
+        objective = objective_new
+        # Finite termination: a full Newton step that keeps the active set lands on the exact
+        # minimiser of the quadratic on that set, which is the optimum.
+        if t == 1.0 and np.array_equal(xi > 0.0, sums.active):
+            converged = True
+            break
+        if t < MIN_STEP or improvement <= 1e-15 * max(abs(objective), 1.0):
+            converged = improvement >= 0.0
+            break
+    return w, b, {"iterations": iteration, "objective": objective, "converged": converged,
+                  "n_active": int(np.count_nonzero(xi > 0.0))}
+
+
+def refit_rows(n, n_sv, seed, max_bytes=None, max_rows=None):
+    """Rows used by the refit: all of them (None), or a seeded uniform sample (in row order)
+    when the kernel block of n rows against n_sv support vectors would exceed max_bytes
+    (default MAX_BLOCK_BYTES) or n exceeds max_rows."""
+    max_bytes = MAX_BLOCK_BYTES if max_bytes is None else max_bytes
+    limit = max(max_bytes // (8 * max(n_sv, 1)), 1)
+    if max_rows is not None:
+        limit = min(limit, max_rows)
+    if n <= limit:
+        return None
+    from budgetsvm._rng import Random
+    return np.sort(Random(seed).permutation(n)[:limit])
+
+
+def refit_model(model, X, y_index, class_cost, seed, groups=None, xsq=None):
+    """Replace the coefficients and offsets of a binary or 'argmax' KernelModel by the refit on
+    its own support vectors, in place, and return info (seconds, iterations, rows, ranks).
+
+    X: canonical CSR training rows; y_index: class of every row (label order); class_cost[c] =
+    C·w_c. groups: list of (support-vector row indices, decision columns) fitted together
+    (default: every SV for every column); a column c is fitted as class c against the rest
+    (binary: label[0] against label[1]). Each column gets rho[c] = −b.
+    """
+    start = time.process_time()
+    y_index = np.asarray(y_index)
+    n = X.shape[0]
+    n_cols = model.coef.shape[1]
+    if groups is None:
+        groups = [(np.arange(model.n_sv), list(range(n_cols)))]
+    if xsq is None:
+        xsq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    cost_all = np.asarray(class_cost, dtype=np.float64)[y_index]
+    info = {"refit_iterations": 0, "refit_rows": n, "refit_rank": [], "refit_converged": True}
+    coef = model.coef.copy()
+    rho = model.rho.copy()
+    for sv_rows, columns in groups:
+        sv_rows = np.asarray(sv_rows)
+        if sv_rows.size == 0:
+            continue
+        rows = refit_rows(n, sv_rows.size, seed)
+        Xr, xr, yr, cr = X, xsq, y_index, cost_all
+        if rows is not None:
+            Xr, xr, yr, cr = X[rows], xsq[rows], y_index[rows], cost_all[rows]
+            info["refit_rows"] = int(rows.size)
+        S = model.sv[sv_rows]
+        K = kernel_block(model.kernel, S, Xr, xr)
+        T, T_pinv = landmark_basis(kernel_block(model.kernel, S, S))
+        info["refit_rank"].append(int(T.shape[1]))
+        for c in columns:
+            # binary: label[0] is y = +1; 'argmax': class c against the rest
+            y = np.where(yr == (c if n_cols > 1 else 0), 1.0, -1.0)
+            w0 = T_pinv @ model.coef[sv_rows, c]
+            w, b, newton = newton_refit(K, T, y, cr, w0, -float(model.rho[c]))
+            if not np.all(np.isfinite(w)) or not np.isfinite(b):
+                raise BsvmError("the refit on the support vectors diverged (non-finite "
+                                "coefficients); train with --polish none")
+            coef[sv_rows, c] = T @ w
+            rho[c] = -b
+            info["refit_iterations"] += newton["iterations"]
+            info["refit_converged"] &= newton["converged"]
+    model.coef[:] = coef
+    model.rho[:] = rho
+    model._prepared = None
+    info["refit_seconds"] = time.process_time() - start
+    return info
+
+
+def polish_model(model, X, y_index, class_cost, params, groups=None, xsq=None):
+    """Apply params.polish to a model fresh from bsgd or bsca (in place): 'refit' refits its
+    coefficients and offsets (refit_model) and records it in model.params and train_info;
+    'none' leaves the model exactly as the solver made it."""
+    if params.polish == "none":
+        return model
+    info = refit_model(model, X, y_index, class_cost, int(params.seed), groups=groups, xsq=xsq)
+    model.params["polish"] = params.polish
+    model.train_info.update(info)
+    return model

@@ -1,0 +1,283 @@
+"""The refit of a budgeted model on its own support vectors (budgetsvm/refit.py, the default
+--polish of bsgd and bsca).
+
+Oracles: the kernel block against numpy's kernel matrices; the finite Newton method against a
+generic quasi-Newton solve (scipy's L-BFGS-B) of the same problem, and of the reduced kernel
+problem in the coefficients β directly (which checks the change of variables β = T w); the
+optimality conditions written out in numpy; whole models against independent solves per
+decision column; `--polish none` against the solver core's own output.
+"""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.optimize as so
+import scipy.sparse as sp
+
+from budgetsvm import io, refit
+from budgetsvm.kernel_solvers import class_weight_vector, fit_bsgd, train_bsca, train_bsgd
+from budgetsvm.labels import group_classes
+from budgetsvm.model import KernelSpec
+from budgetsvm.params import TrainParams
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+BIN = Path(sys.executable).parent
+
+
+def random_csr(n, d, density, rng, scale=1.0):
+    X = sp.random(n, d, density=density, random_state=rng, format="csr") * scale
+    X.sort_indices()
+    return X
+
+
+def reduced_objective(beta_b, K_xS, K_SS, y, cost):
+    """½βᵀK_SSβ + Σ c_i max(0, 1 − y_i(K β + b))² and its gradient, in β-space."""
+    beta, b = beta_b[:-1], beta_b[-1]
+    xi = np.maximum(1.0 - y * (K_xS @ beta + b), 0.0)
+    value = 0.5 * beta @ K_SS @ beta + cost @ (xi * xi)
+    g_f = -2.0 * cost * y * xi
+    return value, np.append(K_SS @ beta + K_xS.T @ g_f, g_f.sum())
+
+
+def generic_reduced_solve(K_xS, K_SS, y, cost):
+    """The reduced problem solved by a generic quasi-Newton method (scipy L-BFGS-B)."""
+    start = np.zeros(K_SS.shape[0] + 1)
+    res = so.minimize(reduced_objective, start, args=(K_xS, K_SS, y, cost), jac=True,
+                      method="L-BFGS-B",
+                      options={"maxiter": 50000, "maxfun": 100000, "ftol": 1e-15, "gtol": 1e-11})
+    return res.x[:-1], res.x[-1], res.fun
+
+
+def problem(seed=0, n=80, d=5, n_sv=12, gamma=0.4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    S = X[rng.choice(n, n_sv, replace=False)] + 0.1 * rng.normal(size=(n_sv, d))
+    kernel = KernelSpec("rbf", gamma)
+    cost = np.where(y > 0, 2.0, 0.7)
+    return kernel, sp.csr_matrix(X), sp.csr_matrix(S), y, cost
+
+
+@pytest.mark.parametrize("kind", ["rbf", "linear", "poly", "sigmoid"])
+def test_kernel_block_equals_numpy_kernel_matrix(kind):
+    rng = np.random.default_rng(1)
+    X = random_csr(40, 9, 0.4, rng)
+    S = random_csr(7, 9, 0.6, rng)
+    kernel = KernelSpec(kind, gamma=0.3, degree=3, coef0=0.5)
+    np.testing.assert_allclose(refit.kernel_block(kernel, S, X), kernel.kernel_matrix(X, S),
+                               rtol=1e-12, atol=1e-14)
+
+
+def test_kernel_block_accepts_narrower_rows_and_refuses_wider():
+    rng = np.random.default_rng(2)
+    S = random_csr(5, 8, 0.7, rng)
+    X = random_csr(6, 6, 0.7, rng)
+    kernel = KernelSpec("rbf", 0.5)
+    np.testing.assert_allclose(refit.kernel_block(kernel, S, X), kernel.kernel_matrix(X, S),
+                               rtol=1e-12)
+    with pytest.raises(ValueError):
+        refit.kernel_block(kernel, random_csr(5, 4, 0.7, rng), X)
+
+
+def test_landmark_basis_whitens_the_kernel_matrix():
+    kernel, X, S, _, _ = problem()
+    K_SS = refit.kernel_block(kernel, S, S)
+    T, T_pinv = refit.landmark_basis(K_SS)
+    np.testing.assert_allclose(T.T @ K_SS @ T, np.eye(T.shape[1]), atol=1e-9)
+    beta = np.random.default_rng(3).normal(size=K_SS.shape[0])
+    # T T⁺ projects onto the kept eigenvectors: the function Σ β_j k(·, s_j) is unchanged
+    np.testing.assert_allclose(K_SS @ (T @ (T_pinv @ beta)), K_SS @ beta, rtol=1e-8, atol=1e-8)
+
+
+def test_landmark_basis_drops_duplicate_support_vectors():
+    kernel, X, S, _, _ = problem()
+    S2 = sp.vstack([S, S[:3]]).tocsr()        # three exact duplicates: rank stays 12
+    T, _ = refit.landmark_basis(refit.kernel_block(kernel, S2, S2))
+    assert T.shape == (15, 12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_newton_equals_generic_solver_of_the_reduced_problem(seed):
+    kernel, X, S, y, cost = problem(seed)
+    K = refit.kernel_block(kernel, S, X)
+    K_SS = refit.kernel_block(kernel, S, S)
+    T, _ = refit.landmark_basis(K_SS)
+    w, b, info = refit.newton_refit(K, T, y, cost)
+    assert info["converged"]
+    beta_ref, b_ref, value_ref = generic_reduced_solve(K, K_SS, y, cost)
+    value, _ = reduced_objective(np.append(T @ w, b), K, K_SS, y, cost)
+    assert value <= value_ref * (1 + 1e-9)
+    assert value == pytest.approx(value_ref, rel=1e-7)
+    # the optimum is unique in function space: decision values agree
+    np.testing.assert_allclose(K @ (T @ w) + b, K @ beta_ref + b_ref, atol=1e-4)
+
+
+@pytest.mark.parametrize("start", ["zero", "random", "far"])
+def test_newton_optimality_conditions_hold_from_any_start(start):
+    kernel, X, S, y, cost = problem(4, n=120, n_sv=20)
+    K = refit.kernel_block(kernel, S, X)
+    T, _ = refit.landmark_basis(refit.kernel_block(kernel, S, S))
+    r = T.shape[1]
+    rng = np.random.default_rng(5)
+    w0, b0 = {"zero": (None, 0.0), "random": (rng.normal(size=r), 0.3),
+              "far": (100.0 * rng.normal(size=r), -50.0)}[start]
+    w, b, info = refit.newton_refit(K, T, y, cost, w0, b0)
+    assert info["converged"]
+    # gradient of ½‖w‖² + Σ c ξ², written out: w − 2 Zᵀ(c y ξ) and −2 Σ c y ξ
+    Z = K @ T
+    xi = np.maximum(1.0 - y * (Z @ w + b), 0.0)
+    g_w = w - 2.0 * Z.T @ (cost * y * xi)
+    g_b = -2.0 * np.sum(cost * y * xi)
+    scale = 1.0 + np.abs(2.0 * Z.T @ (cost * y * xi)).max()
+    assert np.abs(g_w).max() <= 1e-9 * scale
+    assert abs(g_b) <= 1e-9 * (1.0 + 2.0 * np.sum(cost * xi))
+
+
+def test_newton_with_one_class_finds_the_constant_model():
+    # closed form: with every y_i = +1 the optimum is w = 0, b = 1 (every margin exactly met)
+    kernel, X, S, _, _ = problem(6)
+    y = np.ones(X.shape[0])
+    K = refit.kernel_block(kernel, S, X)
+    T, _ = refit.landmark_basis(refit.kernel_block(kernel, S, S))
+    w, b, info = refit.newton_refit(K, T, y, np.ones_like(y))
+    assert info["converged"]
+    np.testing.assert_allclose(w, 0.0, atol=1e-9)
+    assert b == pytest.approx(1.0, abs=1e-9)
+
+
+def heart_scale():
+    X, y = io.read_problem(str(DATA / "heart_scale.xz"))
+    return sp.csr_matrix(X), y
+
+
+def independent_refit(model, X, y_index, cost, column, sv_rows):
+    """Decision values on X of the reduced problem for one column, solved generically."""
+    S = model.sv[sv_rows]
+    K = model.kernel.kernel_matrix(X, S)
+    K_SS = model.kernel.kernel_matrix(S, S)
+    positive = column if model.coef.shape[1] > 1 else 0
+    y = np.where(y_index == positive, 1.0, -1.0)
+    beta, b, _ = generic_reduced_solve(K, K_SS, y, cost)
+    return K @ beta + b
+
+
+def test_binary_bsgd_model_is_the_refit_of_its_support_vectors():
+    X, y = heart_scale()
+    labels, y_index = group_classes(y)
+    params = TrainParams(solver="bsgd", C=2.0, gamma=0.1, budget=25, epochs=2, seed=3,
+                         class_weights={-1.0: 1.5})
+    model = train_bsgd(X, y_index, labels, params)
+    assert model.params["polish"] == "refit" and model.rho[0] != 0.0
+    cost = params.C * class_weight_vector(labels, params)[y_index]
+    expected = independent_refit(model, X, y_index, cost, 0, np.arange(model.n_sv))
+    np.testing.assert_allclose(model.decision_function(X)[:, 0], expected, atol=1e-4)
+
+
+def test_multiclass_bsca_refits_each_one_vs_rest_model_on_its_own_vectors():
+    rng = np.random.default_rng(7)
+    centers = rng.normal(scale=2.0, size=(3, 4))
+    y = np.repeat([1.0, 2.0, 3.0], 40)
+    X = sp.csr_matrix(centers[(y - 1).astype(int)] + rng.normal(size=(120, 4)))
+    labels, y_index = group_classes(y)
+    params = TrainParams(solver="bsca", C=1.0, gamma=0.3, budget=15, epochs=2, seed=2)
+    model = train_bsca(X, y_index, labels, params)
+    bounds = np.cumsum([0] + [i["n_sv"] for i in model.train_info["per_model"]])
+    cost = np.full(len(y), params.C)
+    for c in range(3):
+        own = np.arange(bounds[c], bounds[c + 1])
+        others = np.setdiff1d(np.arange(model.n_sv), own)
+        assert np.all(model.coef[others, c] == 0.0)
+        K = model.kernel.kernel_matrix(X, model.sv[own])
+        f = K @ model.coef[own, c] - model.rho[c]
+        np.testing.assert_allclose(f, independent_refit(model, X, y_index, cost, c, own),
+                                   atol=1e-4)
+
+
+def test_multiclass_bsgd_refits_one_vs_rest_on_the_shared_vectors():
+    rng = np.random.default_rng(8)
+    centers = rng.normal(scale=2.0, size=(3, 4))
+    y = np.repeat([5.0, 6.0, 7.0], 30)
+    X = sp.csr_matrix(centers[(y - 5).astype(int)] + rng.normal(size=(90, 4)))
+    labels, y_index = group_classes(y)
+    params = TrainParams(solver="bsgd", C=1.0, gamma=0.3, budget=12, epochs=2, seed=2)
+    model = train_bsgd(X, y_index, labels, params)
+    F = model.decision_function(X)
+    for c in range(3):
+        expected = independent_refit(model, X, y_index, np.full(len(y), 1.0), c,
+                                     np.arange(model.n_sv))
+        np.testing.assert_allclose(F[:, c], expected, atol=1e-4)
+
+
+def test_polish_none_is_the_solver_output_untouched():
+    X, y = heart_scale()
+    labels, y_index = group_classes(y)
+    params = TrainParams(solver="bsgd", C=4.0, budget=30, epochs=2, seed=5, polish="none")
+    model = train_bsgd(X, y_index, labels, params)
+    sv, coef, _, _ = fit_bsgd(X, y_index, 2, params,
+                              class_weight=class_weight_vector(labels, params))
+    np.testing.assert_array_equal(model.coef, coef)
+    np.testing.assert_array_equal(model.sv.toarray(), sv)
+    assert np.all(model.rho == 0.0) and "polish" not in model.params
+
+
+def test_refit_rows_sample_is_seeded_uniform_and_sorted(monkeypatch):
+    assert refit.refit_rows(1000, 10, seed=1) is None
+    monkeypatch.setattr(refit, "MAX_BLOCK_BYTES", 8 * 10 * 100)      # 100 rows of 10 SVs
+    rows = refit.refit_rows(1000, 10, seed=1)
+    assert rows.size == 100 and np.all(np.diff(rows) > 0)
+    np.testing.assert_array_equal(rows, refit.refit_rows(1000, 10, seed=1))
+    assert not np.array_equal(rows, refit.refit_rows(1000, 10, seed=2))
+    # uniform: over many seeds every tenth of the rows gets about a tenth of the sample
+    counts = np.zeros(10)
+    for seed in range(200):
+        counts += np.bincount(refit.refit_rows(1000, 10, seed) // 100, minlength=10)
+    assert np.all(np.abs(counts / counts.sum() - 0.1) < 0.015)
+
+
+def test_refit_on_a_sample_solves_the_sampled_problem(monkeypatch):
+    X, y = heart_scale()
+    labels, y_index = group_classes(y)
+    monkeypatch.setattr(refit, "MAX_BLOCK_BYTES", 8 * 20 * 150)      # 150 of the 270 rows
+    params = TrainParams(solver="bsgd", C=1.0, budget=20, epochs=1, seed=4)
+    model = train_bsgd(X, y_index, labels, params)
+    assert model.train_info["refit_rows"] == 150
+    rows = refit.refit_rows(X.shape[0], model.n_sv, 4)
+    expected = independent_refit(model, X[rows], y_index[rows], np.full(150, 1.0), 0,
+                                 np.arange(model.n_sv))
+    np.testing.assert_allclose(model.decision_function(X[rows])[:, 0], expected, atol=1e-4)
+
+
+@pytest.mark.parametrize("solver", ["bsgd", "bsca"])
+def test_budget_of_one_beats_the_majority_class(tmp_path, solver):
+    # papers' mode: a single support vector without a bias predicts 44.4% on heart_scale
+    model = tmp_path / "m"
+    out = tmp_path / "p"
+    data = str(DATA / "heart_scale.xz")
+    subprocess.run([str(BIN / "bsvm-train"), "-q", "-s", solver, "--budget", "1", data,
+                    str(model)], check=True, timeout=120)
+    result = subprocess.run([str(BIN / "bsvm-predict"), data, str(model), str(out)],
+                            capture_output=True, text=True, timeout=120, check=True)
+    _, y = heart_scale()
+    predicted = np.loadtxt(out)
+    majority = max(np.mean(y == 1), np.mean(y == -1))
+    assert np.mean(predicted == y) >= majority
+    assert "Accuracy" in result.stdout + result.stderr
+
+
+def test_exported_refit_model_gives_libsvm_the_same_decision_values(tmp_path):
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    X, y = heart_scale()
+    labels, y_index = group_classes(y)
+    model = train_bsgd(X, y_index, labels, TrainParams(solver="bsgd", C=8.0, budget=40))
+    from budgetsvm.model_io import save_model
+    path = tmp_path / "m.libsvm"
+    save_model(model, str(path), format="libsvm")
+    theirs = svmutil.svm_load_model(str(path))
+    rows = [{int(j) + 1: float(v) for j, v in zip(X[i].indices, X[i].data)}
+            for i in range(X.shape[0])]
+    _, _, values = svmutil.svm_predict(list(y), rows, theirs, "-q")
+    ours = model.decision_function(X)[:, 0]
+    # LIBSVM's first label is the model's label[0], so the signs agree
+    np.testing.assert_allclose(np.asarray(values)[:, 0], ours, rtol=1e-9, atol=1e-9)
