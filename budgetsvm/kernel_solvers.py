@@ -210,7 +210,10 @@ def train_bsgd(X, y_index, labels, params, callback=None, compare_merges=False, 
     monitor_test = (X_test, y_index_test): one row per epoch, see fit_bsgd.
 
     The model holds the SVs in list order (oldest first, merged points where they were
-    appended) with true coefficients; rho is zero (no bias). ``model.train_info`` (not saved)
+    appended). With params.polish = 'refit' (the default) the coefficients and rho = −b are
+    those of the refit on these SVs (budgetsvm/refit.py, which adds refit_* to train_info);
+    with 'none' they are the solver's last iterate (true coefficients, rho zero: no bias).
+    ``model.train_info`` (not saved)
     has n_steps, n_sv, n_violations, n_maintenance, n_merges, n_removals, n_projections,
     n_inspan, n_renorm, train_seconds, maintenance_seconds (wall time of the insertions that
     triggered maintenance), gamma, scale, n_merge_evals; with compare_merges=True (binary

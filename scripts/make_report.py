@@ -23,6 +23,8 @@ RUNS = SECTION_DIR / "runs.json"
 
 # (stem, title used when the section is missing). The order is the report's order.
 SECTIONS = [
+    ("bench_robust", "Robust budgeted training: the refit against the papers' mode, Nystroem "
+                     "and LIBSVM"),
     ("bench_bsca", "BSCA vs BSGD (seed 000)"),
     ("bench_bsgd", "Budgeted vs exact SVM and Nyström; removal vs projection vs merging "
                    "(seed 001)"),

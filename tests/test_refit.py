@@ -41,11 +41,13 @@ def reduced_objective(beta_b, K_xS, K_SS, y, cost):
     return value, np.append(K_SS @ beta + K_xS.T @ g_f, g_f.sum())
 
 
-def generic_reduced_solve(K_xS, K_SS, y, cost):
-    """The reduced problem solved by a generic quasi-Newton method (scipy L-BFGS-B)."""
+def generic_reduced_solve(K_xS, K_SS, y, cost, bias=True):
+    """The reduced problem solved by a generic quasi-Newton method (scipy L-BFGS-B); without
+    bias, b is held at 0 by its bounds."""
     start = np.zeros(K_SS.shape[0] + 1)
+    bounds = [(None, None)] * K_SS.shape[0] + [(None, None) if bias else (0.0, 0.0)]
     res = so.minimize(reduced_objective, start, args=(K_xS, K_SS, y, cost), jac=True,
-                      method="L-BFGS-B",
+                      method="L-BFGS-B", bounds=bounds,
                       options={"maxiter": 50000, "maxfun": 100000, "ftol": 1e-15, "gtol": 1e-11})
     return res.x[:-1], res.x[-1], res.fun
 
@@ -112,6 +114,20 @@ def test_newton_equals_generic_solver_of_the_reduced_problem(seed):
     assert value == pytest.approx(value_ref, rel=1e-7)
     # the optimum is unique in function space: decision values agree
     np.testing.assert_allclose(K @ (T @ w) + b, K @ beta_ref + b_ref, atol=1e-4)
+
+
+def test_newton_without_bias_equals_generic_solver_with_b_fixed():
+    kernel, X, S, y, cost = problem(3)
+    K = refit.kernel_block(kernel, S, X)
+    K_SS = refit.kernel_block(kernel, S, S)
+    T, _ = refit.landmark_basis(K_SS)
+    w, b, info = refit.newton_refit(K, T, y, cost, fit_bias=False)
+    assert info["converged"] and b == 0.0
+    beta_ref, b_ref, value_ref = generic_reduced_solve(K, K_SS, y, cost, bias=False)
+    assert b_ref == 0.0
+    value, _ = reduced_objective(np.append(T @ w, 0.0), K, K_SS, y, cost)
+    assert value == pytest.approx(value_ref, rel=1e-7)
+    np.testing.assert_allclose(K @ (T @ w), K @ beta_ref, atol=1e-4)
 
 
 @pytest.mark.parametrize("start", ["zero", "random", "far"])
@@ -281,3 +297,26 @@ def test_exported_refit_model_gives_libsvm_the_same_decision_values(tmp_path):
     ours = model.decision_function(X)[:, 0]
     # LIBSVM's first label is the model's label[0], so the signs agree
     np.testing.assert_allclose(np.asarray(values)[:, 0], ours, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_best_offset_equals_a_brute_force_search(seed):
+    rng = np.random.default_rng(seed)
+    n = 50
+    f = rng.normal(scale=2.0, size=n) + (3.0 if seed % 2 else 0.0)
+    y = np.where(rng.random(n) < 0.3 + 0.1 * seed, 1.0, -1.0)
+    cost = rng.uniform(0.5, 2.0, size=n)
+
+    def phi(b):
+        return float(cost @ np.maximum(0.0, 1.0 - y * (f + b)) ** 2)
+
+    b = refit.best_offset(f, y, cost)
+    grid = np.linspace(-15, 15, 300001)
+    values = [phi(v) for v in grid[::100]]
+    coarse = grid[::100][int(np.argmin(values))]
+    fine = np.linspace(coarse - 0.02, coarse + 0.02, 40001)
+    brute = min(phi(v) for v in fine)
+    assert phi(b) <= brute + 1e-12 * max(brute, 1.0)
+    # and it is a stationary point: the one-sided derivatives bracket zero
+    h = 1e-7
+    assert (phi(b + h) - phi(b)) >= -1e-9 and (phi(b) - phi(b - h)) <= 1e-9
