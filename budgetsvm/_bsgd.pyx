@@ -67,7 +67,8 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                const double[::1] class_weight, double nC, variant="pegasos", double eta=1.0,
                double radius=1.0, Py_ssize_t epochs=1, uint64_t seed=1, callback=None,
                Py_ssize_t callback_every=10000, trace=None, double renorm_low=1e-100,
-               double renorm_high=1e100, order=None, state=None, total_steps=None):
+               double renorm_high=1e100, order=None, state=None, total_steps=None,
+               int64_t origin_offset=0):
     """Run BSGD on the CSR rows (data, indices, indptr) into ``store``.
 
     store.nr_coef == 1 gives the binary problem (class 0 → y = +1, class 1 → y = −1), otherwise
@@ -82,7 +83,9 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
     ``state`` = the dict a previous call returned (t, s, c_peg) continues the global step
     counter and the scale, so that calls over consecutive pieces of the data (with nC of the
     whole problem) take exactly the steps of one uninterrupted run. total_steps is what the
-    callback reports as the total (default: the steps of this call).
+    callback reports as the total (default: the steps of this call). An inserted row i is
+    recorded with origin origin_offset + i (its row number in the whole data when the call
+    covers one piece of it), which is what coalescing (a store made with coalesce_rows) keys on.
     """
     cdef Store* st = &store.st
     cdef Py_ssize_t n = indptr.shape[0] - 1
@@ -206,10 +209,12 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                     if st.n >= st.budget:
                         # this insertion triggers maintenance: time it (insertion included)
                         t0 = _now()
-                        store_insert(st, X + start, XI + start, nnz, xsq[i], coef, i, krow)
+                        store_insert(st, X + start, XI + start, nnz, xsq[i], coef,
+                                     origin_offset + i, krow)
                         maint_seconds += _now() - t0
                     else:
-                        store_insert(st, X + start, XI + start, nnz, xsq[i], coef, i, krow)
+                        store_insert(st, X + start, XI + start, nnz, xsq[i], coef,
+                                     origin_offset + i, krow)
                 if var == VARIANT_MP and st.Q > 0.0:
                     # w ← min(1, U/‖w‖)·w, ‖w‖ = s√Q
                     wnorm = s * sqrt(st.Q)

@@ -70,6 +70,12 @@ ctypedef struct Store:
     int32_t* nzind            # (d,)
     double* work              # (cap, cap) projection refactorisation, or NULL
     double inspan_tol         # in-span threshold on the Schur complement (relative to κ₀)
+    # coalescing (optional, ALGORITHMS.md §1.3/§3.2): a repeated insertion of a training row
+    # (origin ≥ 0) whose unmerged entry is still stored adds its coefficients to that entry
+    # instead of taking a new slot. The entry is found by a scan of origin, O(B) per insertion
+    # (cheap next to the O(B·nnz) margin), so memory does not grow with the number of rows.
+    bint coalesce
+    int64_t n_coalesced       # insertions added to an existing slot
     # ‖w‖² tracking (budgeted margin perceptron): Q = Σ_r ‖Σ_j A_j^(r) φ(x̃_j)‖²
     bint track_q
     double Q

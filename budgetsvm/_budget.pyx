@@ -616,11 +616,18 @@ cdef bint store_insert(Store* st, const double* xval, const int32_t* xind, Py_ss
     """Append the sparse point x with stored coefficients coef, then maintain the budget.
 
     krow[j] = k(x, x̃_j) for the current SVs (the solver's margin row). With projection a point
-    in the span of the SVs is projected at once instead (returns False).
+    in the span of the SVs is projected at once instead (returns False). With coalescing on, a
+    row (origin) that is still stored unmerged gets coef added to its slot: no new slot, no
+    maintenance (returns False).
     """
-    cdef Py_ssize_t r
+    cdef Py_ssize_t r, j = -1
     cdef double dot = 0.0, cc = 0.0
-    if st.maintenance == MAINT_PROJECTION:
+    if st.coalesce and origin >= 0:
+        for r in range(st.n):
+            if st.origin[r] == origin:
+                j = r
+                break
+    if j < 0 and st.maintenance == MAINT_PROJECTION:
         if not _border(st, coef, xsq, krow):
             return False
     if st.track_q:
@@ -630,6 +637,13 @@ cdef bint store_insert(Store* st, const double* xval, const int32_t* xind, Py_ss
             dot += coef[r] * st.vec2[r]
             cc += coef[r] * coef[r]
         st.Q += 2.0 * dot + cc * kernel_self(&st.kernel, xsq)
+    if j >= 0:
+        # the same point: w + Σ_r coef_r φ(x) either way (Q's update above holds as well), and
+        # the span of the SVs is unchanged (projection's inverse stays valid)
+        for r in range(st.nr_coef):
+            st.A[j * st.nr_coef + r] += coef[r]
+        st.n_coalesced += 1
+        return False
     _append_sparse(st, xval, xind, nnz, xsq, coef, origin)
     if st.n > st.budget:
         store_maintain(st)
@@ -654,12 +668,13 @@ cdef class SVStore:
     'projection' | 'merge'; merge_search: 'gss' | 'gss-precise' | 'lookup-h' | 'lookup-wd'
     (lookup: binary merges only, multi-class merging uses 'gss'); track_q: keep ‖w‖²;
     compare: comparison mode for binary merging (rescans every merge with gss and gss-precise,
-    see counters())."""
+    see counters()); coalesce: a repeated insertion of a training row (its origin) is added to
+    its stored unmerged entry."""
 
     def __init__(self, Py_ssize_t d, Py_ssize_t budget, Py_ssize_t nr_coef=1, kernel="rbf",
                  double gamma=1.0, double coef0=0.0, int degree=3, maintenance="merge",
                  merge_search="gss", bint track_q=False, double inspan_tol=INSPAN_TOL,
-                 bint compare=False):
+                 bint compare=False, bint coalesce=False):
         if budget < 1 or nr_coef < 1 or d < 0:
             raise ValueError("need budget >= 1, nr_coef >= 1, d >= 0")
         cap = budget + 1
@@ -707,6 +722,7 @@ cdef class SVStore:
         st.nzval = _dptr(arrays["nzval"])
         st.nzind = <int32_t*>cnp.PyArray_DATA(arrays["nzind"])
         st.G = _dptr(arrays["G"]) if "G" in arrays else NULL
+        st.coalesce = coalesce
         st.work = _dptr(arrays["work"]) if "work" in arrays else NULL
         st.track_q = track_q
         st.inspan_tol = inspan_tol
@@ -726,6 +742,7 @@ cdef class SVStore:
         self.st.n_since_refactor = 0
         self.st.wd_total = 0.0
         self.st.n_merge_evals = 0
+        self.st.n_coalesced = 0
         self.st.n_compared = 0
         self.st.n_same_as_gss = 0
         self.st.n_same_as_precise = 0
@@ -776,7 +793,8 @@ cdef class SVStore:
         return extra | {"n_maintenance": self.st.n_maintenance, "n_merges": self.st.n_merges,
                 "n_removals": self.st.n_removals, "n_projections": self.st.n_projections,
                 "n_inspan": self.st.n_inspan, "n_refactor": self.st.n_refactor,
-                "n_merge_evals": self.st.n_merge_evals, "wd_total": self.st.wd_total}
+                "n_merge_evals": self.st.n_merge_evals, "wd_total": self.st.wd_total,
+                "n_coalesced": self.st.n_coalesced}
 
     def export(self):
         """(sv dense (n, d), A (n, nr_coef), origin (n,), stamp (n,)) in list order (by stamp)."""

@@ -360,16 +360,17 @@ class BudgetSVC(_BudgetSVMBase):
     'poly', 'sigmoid'), gamma (-g; None → 1/n_features), degree (-d), coef0 (-r), budget
     (--budget), epochs (--epochs), maintenance, merge_search, variant, polish (--polish:
     'refit', the default, refits coefficients and a bias on the support vectors; 'none' keeps
-    the solver's last iterate as the papers do), class_weight (-w), random_state (--seed;
-    None → 1), probability (-b 1).
+    the solver's last iterate as the papers do), coalesce (--coalesce/--no-coalesce; None: on
+    unless polish='none'), class_weight (-w), random_state (--seed; None → 1), probability
+    (-b 1).
     """
 
     _SOLVERS = ("bsgd", "bsca")
 
     def __init__(self, solver="bsgd", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
                  budget=500, epochs=5, maintenance="merge", merge_search="lookup-wd",
-                 variant="pegasos", polish="refit", class_weight=None, random_state=None,
-                 probability=False):
+                 variant="pegasos", polish="refit", coalesce=None, class_weight=None,
+                 random_state=None, probability=False):
         self.solver = solver
         self.C = C
         self.kernel = kernel
@@ -382,6 +383,7 @@ class BudgetSVC(_BudgetSVMBase):
         self.merge_search = merge_search
         self.variant = variant
         self.polish = polish
+        self.coalesce = coalesce
         self.class_weight = class_weight
         self.random_state = random_state
         self.probability = probability
@@ -391,7 +393,7 @@ class BudgetSVC(_BudgetSVMBase):
                            degree=self.degree, coef0=self.coef0, budget=self.budget,
                            epochs=self.epochs, maintenance=self.maintenance,
                            merge_search=self.merge_search, variant=self.variant,
-                           polish=self.polish)
+                           polish=self.polish, coalesce=self.coalesce)
 
 
 _LOSSES = {"l1": "l1", "hinge": "l1", "l2": "l2", "squared_hinge": "l2"}

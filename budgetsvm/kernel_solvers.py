@@ -56,12 +56,15 @@ def _model_params(params, n, d, gamma, extra):
     }
     if params.maintenance == "merge":
         meta["merge_search"] = params.merge_search
+    if params.effective_coalesce():         # absent: the papers' appending (and older models)
+        meta["coalesce"] = True
     meta.update(extra)
     return meta
 
 
 def bsgd_setup(params, d, n_classes, compare_merges=False):
-    """Check the BSGD options for d features and build the empty SV store.
+    """Check the BSGD options for d features and build the empty SV store (coalescing repeated
+    insertions when params.effective_coalesce()).
 
     Returns (store, solver keyword arguments for bsgd_solve: variant, eta, radius, gamma)."""
     from budgetsvm._budget import SVStore
@@ -78,7 +81,8 @@ def bsgd_setup(params, d, n_classes, compare_merges=False):
     store = SVStore(d, int(params.budget), nr_coef, params.kernel, gamma, float(params.coef0),
                     int(params.degree), params.maintenance,
                     params.merge_search if params.maintenance == "merge" else "gss",
-                    track_q=(variant == "mp"), compare=compare_merges)
+                    track_q=(variant == "mp"), compare=compare_merges,
+                    coalesce=params.effective_coalesce())
     return store, {"variant": variant, "eta": float(eta), "radius": float(radius)}, gamma
 
 
@@ -92,6 +96,7 @@ def bsgd_info(store, res, seconds, maintenance_seconds, gamma):
         "n_projections": int(counters["n_projections"]),
         "n_inspan": int(counters["n_inspan"]), "n_renorm": int(res["n_renorm"]),
         "n_merge_evals": int(counters["n_merge_evals"]),
+        "n_coalesced": int(counters["n_coalesced"]),
         "train_seconds": seconds, "maintenance_seconds": float(maintenance_seconds),
         "gamma": gamma, "scale": res["s"],
     }
@@ -331,7 +336,7 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
     store = SVStore(d, int(params.budget), 1, params.kernel, gamma, float(params.coef0),
                     int(params.degree), params.maintenance,
                     params.merge_search if params.maintenance == "merge" else "gss",
-                    compare=compare_merges)
+                    compare=compare_merges, coalesce=params.effective_coalesce())
     xsq = _row_sqnorms(X)
     alpha = np.zeros(n)
     y = np.asarray(y, dtype=np.int8)
@@ -375,6 +380,7 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
         "n_removals": int(counters["n_removals"]),
         "n_projections": int(counters["n_projections"]), "n_inspan": int(counters["n_inspan"]),
         "n_merge_evals": int(counters["n_merge_evals"]),
+        "n_coalesced": int(counters["n_coalesced"]),
         "train_seconds": float(res["seconds"]),
         "maintenance_seconds": float(res["maintenance_seconds"]),
         "merge_fraction": counters["n_merges"] / max(int(res["t"]), 1),
@@ -447,7 +453,8 @@ def train_bsca(X, y_index, labels, params, callback=None, monitor=None, monitor_
         multiclass = "argmax"
         info = {key: sum(i[key] for i in infos) for key in
                 ("n_steps", "n_sv", "n_updates", "n_zero_norm", "n_maintenance", "n_merges",
-                 "n_removals", "n_projections", "n_inspan", "n_merge_evals", "train_seconds",
+                 "n_removals", "n_projections", "n_inspan", "n_merge_evals", "n_coalesced",
+                 "train_seconds",
                  "maintenance_seconds")}
         info["merge_fraction"] = info["n_merges"] / max(info["n_steps"], 1)
         info["per_model"] = infos

@@ -47,6 +47,9 @@ class TrainParams:
     eta: float | None = None
     radius: float | None = None
     polish: str = "refit"
+    # bsgd/bsca: a repeated insertion of a training row adds to its stored slot; None: on,
+    # except with polish "none", which reproduces the papers' algorithms (they append)
+    coalesce: bool | None = None
     # ACF constants (seed 003)
     acf_c: float = 0.2
     acf_pmin: float = 0.05
@@ -57,6 +60,9 @@ class TrainParams:
 
     def effective_eps(self):
         return DEFAULT_EPS.get(self.solver, 0.1) if self.eps is None else self.eps
+
+    def effective_coalesce(self):
+        return self.polish != "none" if self.coalesce is None else bool(self.coalesce)
 
     def effective_gamma(self, n_features):
         return self.gamma if self.gamma is not None else 1.0 / max(n_features, 1)

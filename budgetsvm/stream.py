@@ -115,6 +115,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
                     picked = keep[lo:hi] - rows_seen
                     kept_X.append(sp.csr_matrix(X[picked], shape=(hi - lo, d)))
                     kept_y.append(y_index[picked])
+            first_row = rows_seen
             rows_seen += X.shape[0]
             if epoch == 0:
                 n_buffers += 1
@@ -124,7 +125,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
             start = time.perf_counter()
             res = bsgd_solve(store, data, indices, indptr, xsq, y_index, class_weight, nC,
                              callback=report, order=rng.permutation(X.shape[0]), state=res,
-                             total_steps=n * epochs, **options)
+                             total_steps=n * epochs, origin_offset=first_row, **options)
             seconds += time.perf_counter() - start
             maintenance_seconds += res["maintenance_seconds"]
         if rows_seen != n:

@@ -96,6 +96,10 @@ _TRAINING_OPTIONS = [
                        "multi-class BSGD merges always use gss)"),
     click.option("--variant", type=click.Choice(VARIANTS), default="pegasos", show_default=True,
                   help="bsgd: learning-rate variant"),
+    click.option("--coalesce/--no-coalesce", default=None,
+                  help="bsgd/bsca: add a repeated insertion of a training row to its stored "
+                       "slot instead of taking a new one, so that the budget counts distinct "
+                       "vectors [on; off with --polish none, which reproduces the papers]"),
     click.option("--polish", type=click.Choice(POLISH), default="refit", show_default=True,
                   help="bsgd/bsca: after the epochs, refit the coefficients and a bias on the "
                        "support vectors (refit) or keep the last iterate, as the papers (none)"),
