@@ -45,6 +45,8 @@ from bench_bsgd import DATASETS, load  # noqa: E402
 
 SETS = ("a9a", "ijcnn1", "w8a", "dna.scale", "satimage.scale", "mnist", "skin_nonskin")
 HEADLINE = ("a9a", "ijcnn1")
+# data sets of the coalescing table (dna.scale: a budget of a quarter of the rows)
+COALESCE_SETS = ("a9a", "ijcnn1", "dna.scale")
 SEEDS = (1, 2, 3, 4, 5)
 BUDGETS = (500, 100)
 NYSTROEM = (100, 500, 1000)
@@ -71,7 +73,8 @@ def _budgeted(job, X, y, Xt, yt):
     for seed in job["seeds"]:
         p = TrainParams(solver=job["solver"], C=spec["C"], gamma=spec["gamma"],
                         budget=job["budget"], epochs=job["epochs"], polish=job["polish"],
-                        seed=seed, merge_search=job.get("merge_search", "lookup-wd"))
+                        seed=seed, merge_search=job.get("merge_search", "lookup-wd"),
+                        coalesce=job["coalesce"])
         wall, cpu = time.perf_counter(), time.process_time()
         model = train(X, y, p)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -79,7 +82,9 @@ def _budgeted(job, X, y, Xt, yt):
         rows.append({"seed": seed, "cpu": cpu, "wall": wall,
                      "accuracy": float(np.mean(model.predict(Xt) == yt)),
                      "refit_cpu": info.get("refit_seconds", 0.0), "n_sv": int(model.n_sv),
-                     "refit_iterations": info.get("refit_iterations")})
+                     "refit_iterations": info.get("refit_iterations"),
+                     "n_merges": int(info["n_merges"]), "n_coalesced": int(info["n_coalesced"]),
+                     "n_steps": int(info["n_steps"])})
     return rows
 
 
@@ -250,12 +255,19 @@ def jobs_for(datasets, seeds, quick):
                 for polish in ("none", "refit"):
                     jobs.append({"kind": "budgeted", "dataset": name, "solver": solver,
                                  "budget": budget, "epochs": EPOCHS, "polish": polish,
-                                 "seeds": list(seeds)})
+                                 "coalesce": None, "seeds": list(seeds)})
             if name in HEADLINE and not quick:
                 for polish in ("none", "refit"):
                     jobs.append({"kind": "budgeted", "dataset": name, "solver": solver,
                                  "budget": 500, "epochs": LONG_EPOCHS, "polish": polish,
-                                 "seeds": list(seeds)})
+                                 "coalesce": None, "seeds": list(seeds)})
+        if name in COALESCE_SETS:
+            # each mode with the other coalescing setting than its default
+            for solver in ("bsgd", "bsca"):
+                for polish, coalesce in (("none", True), ("refit", False)):
+                    jobs.append({"kind": "budgeted", "dataset": name, "solver": solver,
+                                 "budget": 500, "epochs": EPOCHS, "polish": polish,
+                                 "coalesce": coalesce, "seeds": list(seeds)})
         if name in HEADLINE and not quick:
             jobs.append({"kind": "study", "dataset": name, "seeds": list(seeds)})
     return jobs
@@ -279,6 +291,10 @@ class Results:
     def rows(self, **match):
         entry = self.find(**match)
         return entry.get("rows") if entry else None
+
+    def budgeted(self, **match):
+        """Rows of a budgeted job with its mode's default coalescing."""
+        return self.rows(kind="budgeted", **dict({"coalesce": None}, **match))
 
 
 def pct(values):
@@ -311,7 +327,7 @@ def build_report(results, datasets, quick):
         cells = [f"{name} ({spec['C']:g}, 2^{np.log2(spec['gamma']):g})"]
         for solver in ("bsgd", "bsca"):
             for polish in ("none", "refit"):
-                cells.append(acc_cell(R.rows(kind="budgeted", dataset=name, solver=solver,
+                cells.append(acc_cell(R.budgeted(dataset=name, solver=solver,
                                              budget=500, epochs=EPOCHS, polish=polish)))
         cells.append(acc_cell(R.rows(kind="nystroem", dataset=name, m=500)))
         lib = R.find(kind="libsvm", dataset=name)
@@ -336,7 +352,7 @@ def build_report(results, datasets, quick):
         robust = {}
         for solver in ("bsgd", "bsca"):
             for polish in ("none", "refit"):
-                rows = R.rows(kind="budgeted", dataset=name, solver=solver, budget=500,
+                rows = R.budgeted(dataset=name, solver=solver, budget=500,
                               epochs=EPOCHS, polish=polish)
                 t = cpu_of(rows)
                 if polish == "refit" and rows:
@@ -359,11 +375,11 @@ def build_report(results, datasets, quick):
     for name in present:
         cells = [name]
         for solver in ("bsgd", "bsca"):
-            cells.append(acc_cell(R.rows(kind="budgeted", dataset=name, solver=solver,
+            cells.append(acc_cell(R.budgeted(dataset=name, solver=solver,
                                          budget=100, epochs=EPOCHS, polish="refit")))
         cells.append(acc_cell(R.rows(kind="nystroem", dataset=name, m=100)))
         for solver in ("bsgd", "bsca"):
-            cells.append(acc_cell(R.rows(kind="budgeted", dataset=name, solver=solver,
+            cells.append(acc_cell(R.budgeted(dataset=name, solver=solver,
                                          budget=100, epochs=EPOCHS, polish="none")))
         lines.append(cells)
     body.append("### Table 3. B = 100 against Nystroem(100): test accuracy %\n\n"
@@ -374,15 +390,16 @@ def build_report(results, datasets, quick):
         for name in [n for n in present if n in HEADLINE]:
             for solver in ("bsgd", "bsca"):
                 for polish in ("none", "refit"):
-                    r5 = R.rows(kind="budgeted", dataset=name, solver=solver, budget=500,
+                    r5 = R.budgeted(dataset=name, solver=solver, budget=500,
                                 epochs=EPOCHS, polish=polish)
-                    r20 = R.rows(kind="budgeted", dataset=name, solver=solver, budget=500,
+                    r20 = R.budgeted(dataset=name, solver=solver, budget=500,
                                  epochs=LONG_EPOCHS, polish=polish)
                     lines.append([name, solver, LABEL[polish], acc_cell(r5), acc_cell(r20),
                                   f"{cpu_of(r20):.2f}" if r20 else "–"])
         body.append("### Table 4. More epochs: test accuracy % after 5 and 20 epochs "
                     "(B = 500)\n\n" + table(head, lines))
     body.append(study_tables(R, present, over))
+    body.append(coalesce_table(R, present, over))
     cli = R.rows(kind="cli")
     if cli:
         acc = pct(r["accuracy"] for r in cli)
@@ -434,6 +451,34 @@ def study_tables(R, present, over):
             "above every insertion (no maintenance, no merging error).\n\n" + table(head, lines))
 
 
+def coalesce_table(R, present, over):
+    head = ["data", "solver", "mode", "coalescing", "test accuracy %", "merges",
+            "coalesced insertions", "CPU s"]
+    lines = []
+    for name in [n for n in present if n in COALESCE_SETS]:
+        for solver in ("bsgd", "bsca"):
+            for polish, default in (("none", False), ("refit", True)):
+                for coalesce in (False, True):
+                    rows = R.rows(kind="budgeted", dataset=name, solver=solver, budget=500,
+                                  epochs=EPOCHS, polish=polish,
+                                  coalesce=None if coalesce == default else coalesce)
+                    if not rows:
+                        continue
+                    lines.append([name, solver, LABEL[polish],
+                                  ("on" if coalesce else "off")
+                                  + (" (default)" if coalesce == default else ""),
+                                  acc_cell(rows),
+                                  f"{statistics.fmean(r['n_merges'] for r in rows):,.0f}",
+                                  f"{statistics.fmean(r['n_coalesced'] for r in rows):,.0f}",
+                                  f"{cpu_of(rows):.2f}"])
+    if not lines:
+        return ""
+    return (f"### Table 6. Coalescing repeated insertions (B = 500, 5 epochs, mean {over})\n\n"
+            "Coalescing adds a repeated insertion of a training row to its stored entry while "
+            "that entry is unmerged. On by default, off in the papers' mode (--polish none), "
+            "which appends as the papers do.\n\n" + table(head, lines))
+
+
 def target_verdicts(R, present, quick):
     out = []
     for budget, m in ((500, 500), (100, 100)):
@@ -443,7 +488,7 @@ def target_verdicts(R, present, quick):
                 continue
             ref = statistics.fmean(100 * r["accuracy"] for r in nys)
             for solver in ("bsgd", "bsca"):
-                rows = R.rows(kind="budgeted", dataset=name, solver=solver, budget=budget,
+                rows = R.budgeted(dataset=name, solver=solver, budget=budget,
                               epochs=EPOCHS, polish="refit")
                 if not rows:
                     continue
@@ -458,7 +503,7 @@ def target_verdicts(R, present, quick):
         lib = R.rows(kind="libsvm", dataset=name)
         nys = cpu_of(R.rows(kind="nystroem", dataset=name, m=500))
         for solver in ("bsgd", "bsca"):
-            rows = R.rows(kind="budgeted", dataset=name, solver=solver, budget=500,
+            rows = R.budgeted(dataset=name, solver=solver, budget=500,
                           epochs=EPOCHS, polish="refit")
             if not rows or not lib:
                 continue
@@ -471,7 +516,7 @@ def target_verdicts(R, present, quick):
                         t <= 0.5 * nys and t <= 0.2 * lib[0]["cpu"],
                         f"{t / nys:.2f} × Nystroem, {t / lib[0]['cpu']:.2f} × LIBSVM"))
             if not quick:
-                r20 = R.rows(kind="budgeted", dataset=name, solver=solver, budget=500,
+                r20 = R.budgeted(dataset=name, solver=solver, budget=500,
                              epochs=LONG_EPOCHS, polish="refit")
                 if r20:
                     m20 = statistics.fmean(pct(r["accuracy"] for r in r20))
@@ -484,7 +529,8 @@ def target_verdicts(R, present, quick):
         for entry in R.entries:
             job = entry["job"]
             if job.get("kind") == "budgeted" and job.get("dataset") == name and \
-                    job.get("polish") == "refit" and entry.get("rows"):
+                    job.get("polish") == "refit" and job.get("coalesce") is None and \
+                    entry.get("rows"):
                 for r in entry["rows"]:
                     if r["accuracy"] < floor:
                         low.append(f"{name} {job['solver']} B={job['budget']} "
@@ -510,8 +556,8 @@ def make_figure(R, present, over):
               ("budgeted", "bsca", "refit", 100, "tab:blue", "v", "BSCA robust B=100")]
     for ax, name in zip(axes.ravel(), present):
         for kind, solver, polish, budget, color, marker, label in styles:
-            rows = R.rows(kind=kind, dataset=name, solver=solver, budget=budget,
-                          epochs=EPOCHS, polish=polish)
+            rows = R.budgeted(dataset=name, solver=solver, budget=budget, epochs=EPOCHS,
+                              polish=polish)
             if rows:
                 acc = pct(r["accuracy"] for r in rows)
                 ax.errorbar(cpu_of(rows), statistics.fmean(acc), yerr=statistics.pstdev(acc),
