@@ -245,6 +245,36 @@ class KernelSpec:
     __call__ = kernel_matrix
 
 
+def sv_columns(sv):
+    """The support vectors as the right-hand side of kernel_blocks: (SVᵀ, dense when it is
+    small, else CSR; their squared norms)."""
+    sv = as_csr(sv)
+    if sv.shape[0] * sv.shape[1] <= DENSE_SV_ENTRIES:
+        svT = np.ascontiguousarray(sv.T.toarray())
+    else:
+        svT = sv.T.tocsr()
+    return svT, row_sqnorms(sv)
+
+
+def kernel_blocks(kernel, X, svT, sv_sq):
+    """Yield (start, stop, K) with K[i, j] = k(x_{start+i}, sv_j) for bounded blocks of the rows
+    of X (CSR, any width), given svT and sv_sq from sv_columns (sv_sq may be None unless rbf)."""
+    X = as_csr(X)
+    width, n_sv = svT.shape
+    for start, stop in _chunks(X.shape[0], n_sv):
+        A = X[start:stop]
+        # Features of X beyond the SVs' width do not enter the dot products, but still count
+        # in |x|^2 for the RBF distance (LIBSVM).
+        a_sq = row_sqnorms(A) if kernel.kind == "rbf" else None
+        A_w = with_width(A, width)
+        if not sp.issparse(svT) and A_w.nnz >= 0.1 * A_w.shape[0] * A_w.shape[1]:
+            A_w = A_w.toarray()           # fairly dense rows: a BLAS matrix product wins
+        G = A_w @ svT
+        G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        yield start, stop, kernel.from_dot(np.ascontiguousarray(G, dtype=np.float64), a_sq,
+                                           sv_sq)
+
+
 class KernelModel:
     """Kernel SVM over support vectors.
 
@@ -332,12 +362,7 @@ class KernelModel:
         coefficient matrix mapping kernel values to decision values."""
         if self._prepared is not None:
             return self._prepared
-        sv = self.sv
-        if sv.shape[0] * sv.shape[1] <= DENSE_SV_ENTRIES:
-            svT = np.ascontiguousarray(sv.T.toarray())
-        else:
-            svT = sv.T.tocsr()
-        sv_sq = row_sqnorms(sv) if self.kernel.kind == "rbf" else None
+        svT, sv_sq = sv_columns(self.sv)
         if self.multiclass == "ovo":
             M = self._ovo_coefficients()
         else:
@@ -361,20 +386,8 @@ class KernelModel:
 
     def _blocks(self, X):
         """Yield (start, stop, decision values) for bounded blocks of test rows."""
-        X = as_csr(X)
         svT, sv_sq, M = self._prepare()
-        width = self.n_features
-        for start, stop in _chunks(X.shape[0], self.n_sv):
-            A = X[start:stop]
-            # Test features beyond the SVs' width do not enter the dot products, but still count
-            # in |x|^2 for the RBF distance (LIBSVM).
-            a_sq = row_sqnorms(A) if sv_sq is not None else None
-            A_w = with_width(A, width)
-            if not sp.issparse(svT) and A_w.nnz >= 0.1 * A_w.shape[0] * A_w.shape[1]:
-                A_w = A_w.toarray()           # fairly dense rows: a BLAS matrix product wins
-            G = A_w @ svT
-            G = G.toarray() if sp.issparse(G) else np.asarray(G)
-            K = self.kernel.from_dot(np.ascontiguousarray(G, dtype=np.float64), a_sq, sv_sq)
+        for start, stop, K in kernel_blocks(self.kernel, X, svT, sv_sq):
             yield start, stop, K @ M - self.rho
 
     def decision_function(self, X):

@@ -25,6 +25,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from budgetsvm.errors import BsvmError
+from budgetsvm.model import kernel_blocks, sv_columns
 
 # Eigenvalues of K_SS below this fraction of the largest are dropped: along those directions the
 # support vectors are (nearly) dependent and f hardly changes, while their features 1/√λ·vᵀk(x)
@@ -45,25 +46,13 @@ STREAM_BLOCK_BYTES = 64 << 20
 STREAM_MAX_ROWS = 16384
 
 
-def sv_layout(sv):
-    """(d × B feature-major dense array, squared norms) of the support vectors (CSR rows)."""
-    dense = np.asarray(sv.toarray() if sp.issparse(sv) else sv, dtype=np.float64)
-    return np.ascontiguousarray(dense.T), np.einsum("ij,ij->i", dense, dense)
-
-
-def kernel_block(kernel, sv, X, xsq=None):
-    """K[i, j] = k(x_i, x̃_j) (n × B) for CSR rows X and support vectors sv (CSR, same width or
-    wider). kernel: a model.KernelSpec."""
-    from budgetsvm._refit import kernel_rows
-    sv_by_feature, sv_sq = sv_layout(sv)
-    if X.shape[1] > sv_by_feature.shape[0]:
-        raise ValueError("the rows are wider than the support vectors")
-    if xsq is None:
-        xsq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    out = np.empty((X.shape[0], sv_by_feature.shape[1]))
-    kernel_rows(sv_by_feature, sv_sq, kernel.kind, kernel.gamma, kernel.coef0, kernel.degree,
-                X.data, X.indices.astype(np.int32, copy=False),
-                X.indptr.astype(np.int64, copy=False), np.ascontiguousarray(xsq), out)
+def kernel_block(kernel, sv, X):
+    """K[i, j] = k(x_i, x̃_j) (n × B) for CSR rows X and support vectors sv (CSR), computed in
+    cache-sized blocks as prediction does (BLAS products, vectorised exp). kernel: KernelSpec."""
+    svT, sv_sq = sv_columns(sv)
+    out = np.empty((X.shape[0], svT.shape[1]))
+    for start, stop, K in kernel_blocks(kernel, X, svT, sv_sq):
+        out[start:stop] = K
     return out
 
 
@@ -259,7 +248,7 @@ def refit_rows(n, n_sv, seed, max_bytes=None, max_rows=None):
     return np.sort(Random(seed).permutation(n)[:limit])
 
 
-def refit_model(model, X, y_index, class_cost, seed, groups=None, xsq=None):
+def refit_model(model, X, y_index, class_cost, seed, groups=None):
     """Replace the coefficients and offsets of a binary or 'argmax' KernelModel by the refit on
     its own support vectors, in place, and return info (seconds, iterations, rows, ranks).
 
@@ -274,8 +263,6 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, xsq=None):
     n_cols = model.coef.shape[1]
     if groups is None:
         groups = [(np.arange(model.n_sv), list(range(n_cols)))]
-    if xsq is None:
-        xsq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
     cost_all = np.asarray(class_cost, dtype=np.float64)[y_index]
     info = {"refit_iterations": 0, "refit_rows": n, "refit_rank": [], "refit_converged": True}
     coef = model.coef.copy()
@@ -285,12 +272,12 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, xsq=None):
         if sv_rows.size == 0:
             continue
         rows = refit_rows(n, sv_rows.size, seed)
-        Xr, xr, yr, cr = X, xsq, y_index, cost_all
+        Xr, yr, cr = X, y_index, cost_all
         if rows is not None:
-            Xr, xr, yr, cr = X[rows], xsq[rows], y_index[rows], cost_all[rows]
+            Xr, yr, cr = X[rows], y_index[rows], cost_all[rows]
             info["refit_rows"] = int(rows.size)
         S = model.sv[sv_rows]
-        K = kernel_block(model.kernel, S, Xr, xr)
+        K = kernel_block(model.kernel, S, Xr)
         T, T_pinv = landmark_basis(kernel_block(model.kernel, S, S))
         info["refit_rank"].append(int(T.shape[1]))
         for c in columns:
@@ -315,13 +302,13 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, xsq=None):
     return info
 
 
-def polish_model(model, X, y_index, class_cost, params, groups=None, xsq=None):
+def polish_model(model, X, y_index, class_cost, params, groups=None):
     """Apply params.polish to a model fresh from bsgd or bsca (in place): 'refit' refits its
     coefficients and offsets (refit_model) and records it in model.params and train_info;
     'none' leaves the model exactly as the solver made it."""
     if params.polish == "none":
         return model
-    info = refit_model(model, X, y_index, class_cost, int(params.seed), groups=groups, xsq=xsq)
+    info = refit_model(model, X, y_index, class_cost, int(params.seed), groups=groups)
     model.params["polish"] = params.polish
     model.train_info.update(info)
     return model
