@@ -22,7 +22,6 @@ import time
 
 import numpy as np
 import scipy.linalg as sla
-import scipy.sparse as sp
 
 from budgetsvm.errors import BsvmError
 from budgetsvm.model import kernel_blocks, sv_columns
@@ -250,7 +249,9 @@ def refit_rows(n, n_sv, seed, max_bytes=None, max_rows=None):
 
 def refit_model(model, X, y_index, class_cost, seed, groups=None):
     """Replace the coefficients and offsets of a binary or 'argmax' KernelModel by the refit on
-    its own support vectors, in place, and return info (seconds, iterations, rows, ranks).
+    its own support vectors, in place, and return info: refit_seconds, refit_iterations,
+    refit_rows, refit_rank (per group), refit_converged, refit_objective (the optimal value of
+    the refit problem, summed over the decision columns).
 
     X: canonical CSR training rows; y_index: class of every row (label order); class_cost[c] =
     C·w_c. groups: list of (support-vector row indices, decision columns) fitted together
@@ -264,7 +265,8 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None):
     if groups is None:
         groups = [(np.arange(model.n_sv), list(range(n_cols)))]
     cost_all = np.asarray(class_cost, dtype=np.float64)[y_index]
-    info = {"refit_iterations": 0, "refit_rows": n, "refit_rank": [], "refit_converged": True}
+    info = {"refit_iterations": 0, "refit_rows": n, "refit_rank": [], "refit_converged": True,
+            "refit_objective": 0.0}
     coef = model.coef.copy()
     rho = model.rho.copy()
     for sv_rows, columns in groups:
@@ -294,6 +296,7 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None):
             coef[sv_rows, c] = T @ w
             rho[c] = -b
             info["refit_iterations"] += newton["iterations"]
+            info["refit_objective"] += newton["objective"]
             info["refit_converged"] &= newton["converged"]
     model.coef[:] = coef
     model.rho[:] = rho

@@ -84,7 +84,9 @@ def _budgeted(job, X, y, Xt, yt):
                      "refit_cpu": info.get("refit_seconds", 0.0), "n_sv": int(model.n_sv),
                      "refit_iterations": info.get("refit_iterations"),
                      "n_merges": int(info["n_merges"]), "n_coalesced": int(info["n_coalesced"]),
-                     "n_steps": int(info["n_steps"])})
+                     "n_steps": int(info["n_steps"]),
+                     "refit_objective": info.get("refit_objective"),
+                     "train_accuracy": float(np.mean(model.predict(X) == y))})
     return rows
 
 
@@ -385,7 +387,8 @@ def build_report(results, datasets, quick):
     body.append("### Table 3. B = 100 against Nystroem(100): test accuracy %\n\n"
                 + table(head, lines))
     if not quick:
-        head = ["data", "solver", "mode", "5 epochs", "20 epochs", "20 epochs CPU s"]
+        head = ["data", "solver", "mode", "5 epochs", "20 epochs", "20 epochs CPU s",
+                "training accuracy % (5 → 20)", "refit objective (5 → 20)"]
         lines = []
         for name in [n for n in present if n in HEADLINE]:
             for solver in ("bsgd", "bsca"):
@@ -395,7 +398,9 @@ def build_report(results, datasets, quick):
                     r20 = R.budgeted(dataset=name, solver=solver, budget=500,
                                  epochs=LONG_EPOCHS, polish=polish)
                     lines.append([name, solver, LABEL[polish], acc_cell(r5), acc_cell(r20),
-                                  f"{cpu_of(r20):.2f}" if r20 else "–"])
+                                  f"{cpu_of(r20):.2f}" if r20 else "–",
+                                  _change(r5, r20, "train_accuracy", 100.0, "{:.2f}"),
+                                  _change(r5, r20, "refit_objective", 1.0, "{:,.0f}")])
         body.append("### Table 4. More epochs: test accuracy % after 5 and 20 epochs "
                     "(B = 500)\n\n" + table(head, lines))
     body.append(study_tables(R, present, over))
@@ -419,6 +424,17 @@ def build_report(results, datasets, quick):
     if figure:
         body.append(figure)
     return body
+
+
+def _change(before, after, field, scale, fmt):
+    """'mean before → mean after' of a per-seed field ('–' when missing)."""
+    values = []
+    for rows in (before, after):
+        got = [r.get(field) for r in rows or [] if r.get(field) is not None]
+        if not got:
+            return "–"
+        values.append(fmt.format(scale * statistics.fmean(got)))
+    return " → ".join(values)
 
 
 def study_tables(R, present, over):
