@@ -358,15 +358,17 @@ class BudgetSVC(_BudgetSVMBase):
 
     Parameters map to bsvm-train options: solver (-s), C (-c), kernel (-t: 'rbf', 'linear',
     'poly', 'sigmoid'), gamma (-g; None → 1/n_features), degree (-d), coef0 (-r), budget
-    (--budget), epochs (--epochs), maintenance, merge_search, variant, class_weight (-w),
-    random_state (--seed; None → 1), probability (-b 1).
+    (--budget), epochs (--epochs), maintenance, merge_search, variant, eta (--eta; None → 1),
+    radius (--radius; None → 1), class_weight (-w), random_state (--seed; None → 1),
+    probability (-b 1).
     """
 
     _SOLVERS = ("bsgd", "bsca")
 
     def __init__(self, solver="bsgd", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
                  budget=500, epochs=5, maintenance="merge", merge_search="lookup-wd",
-                 variant="pegasos", class_weight=None, random_state=None, probability=False):
+                 variant="pegasos", eta=None, radius=None, class_weight=None, random_state=None,
+                 probability=False):
         self.solver = solver
         self.C = C
         self.kernel = kernel
@@ -378,6 +380,8 @@ class BudgetSVC(_BudgetSVMBase):
         self.maintenance = maintenance
         self.merge_search = merge_search
         self.variant = variant
+        self.eta = eta
+        self.radius = radius
         self.class_weight = class_weight
         self.random_state = random_state
         self.probability = probability
@@ -386,7 +390,8 @@ class BudgetSVC(_BudgetSVMBase):
         return TrainParams(solver=self.solver, C=self.C, kernel=self.kernel, gamma=self.gamma,
                            degree=self.degree, coef0=self.coef0, budget=self.budget,
                            epochs=self.epochs, maintenance=self.maintenance,
-                           merge_search=self.merge_search, variant=self.variant)
+                           merge_search=self.merge_search, variant=self.variant, eta=self.eta,
+                           radius=self.radius)
 
 
 _LOSSES = {"l1": "l1", "hinge": "l1", "l2": "l2", "squared_hinge": "l2"}

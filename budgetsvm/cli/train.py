@@ -96,6 +96,12 @@ _TRAINING_OPTIONS = [
                        "multi-class BSGD merges always use gss)"),
     click.option("--variant", type=click.Choice(VARIANTS), default="pegasos", show_default=True,
                   help="bsgd: learning-rate variant"),
+    click.option("--eta", type=float, callback=_positive, metavar="ETA",
+                 help="bsgd --variant norma/mp: learning-rate constant (norma: ETA/sqrt(t) at "
+                      "step t; mp: ETA) [default 1]"),
+    click.option("--radius", type=float, callback=_positive, metavar="U",
+                 help="bsgd --variant mp: radius of the ball the weight vector is projected "
+                      "onto after every step [default 1]"),
     click.option("--acf-c", "acf_c", type=float, default=0.2, show_default=True,
                  help="acf: preference change rate c (seed 003)"),
     click.option("--acf-pmin", "acf_pmin", type=float, default=0.05, show_default=True,
