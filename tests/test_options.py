@@ -1,5 +1,6 @@
 """Command-line options: every option an error message names exists, the bsgd variant constants
-(--eta, --radius) reach the solver with the meaning their help gives (issue 18, item 2)."""
+(--eta, --radius) reach the solver with the meaning their help gives, and LIBSVM's -wLABEL WEIGHT
+is listed in --help (issue 18, items 2 and 5)."""
 import ast
 import re
 import subprocess
@@ -202,3 +203,27 @@ def test_bad_eta_or_radius_is_a_usage_error(tmp_path, args):
     assert result.returncode == 2, err
     assert args[0] in err and "Traceback" not in err and "No such option" not in err
     assert not (tmp_path / "m").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# -wLABEL WEIGHT in --help
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tool", ["bsvm-train", "bsvm-grid"])
+def test_help_lists_the_glued_class_weight_form(tool):
+    result = run(tool, "--help")
+    assert result.returncode == 0, result.stderr.decode()
+    rows = [line.strip() for line in result.stdout.decode().splitlines()]
+    assert any(row.startswith("-wLABEL WEIGHT") for row in rows), result.stdout.decode()
+
+
+def test_the_glued_form_shown_in_help_is_the_class_weight_option(tmp_path):
+    # -w-1 5 as the help shows it multiplies C of class -1 by 5: the same model as
+    # --class-weight -1 5, and not the unweighted one.
+    models = []
+    for args in (["-w-1", "5"], ["--class-weight", "-1", "5"], []):
+        path = tmp_path / f"m{len(models)}"
+        result = run("bsvm-train", "-q", "-s", "dcd", *args, HEART, path)
+        assert result.returncode == 0, result.stderr.decode()
+        models.append(path.read_bytes())
+    assert models[0] == models[1] != models[2]

@@ -54,6 +54,15 @@ def _at_least(minimum):
     return check
 
 
+class _ClassWeightOption(click.Option):
+    """--class-weight, listed in --help under LIBSVM's glued form -wLABEL WEIGHT too, the one
+    users type (budgetsvm.cli.common rewrites it to --class-weight before click parses)."""
+
+    def get_help_record(self, ctx):
+        names, text = super().get_help_record(ctx)
+        return f"-wLABEL WEIGHT, {names}", text
+
+
 _TRAINING_OPTIONS = [
     click.option("-s", "solver", callback=_solver, metavar="NAME",
                   help=f"solver: {', '.join(SOLVERS)} (names only; default bsgd with the RBF kernel)"),
@@ -74,8 +83,8 @@ _TRAINING_OPTIONS = [
                   help="shrinking heuristics for dcd (1 = on)"),
     click.option("-m", "cache_mb", type=float, hidden=True),
     click.option("--class-weight", "class_weights", type=(float, float), multiple=True,
-                  metavar="LABEL WEIGHT",
-                  help="C of class LABEL becomes WEIGHT*C; LIBSVM's glued -wLABEL WEIGHT also works"),
+                  metavar="LABEL WEIGHT", cls=_ClassWeightOption,
+                  help="C of class LABEL becomes WEIGHT*C; repeat it for more classes"),
     click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True,
                   help="random seed (same seed, data and options give the same model)"),
     click.option("--max-iter", type=int, default=1000, show_default=True, callback=_at_least(0),
