@@ -1,4 +1,5 @@
-"""Inner loop of the LIBSVM-format reader (budgetsvm/io.py holds the policy and the messages).
+"""Inner loops of the LIBSVM-format reader (budgetsvm/io.py holds the policy and the messages)
+and of the model-file reader (budgetsvm/model_io.py: headers, policy and messages).
 
 parse_block parses a buffer that ends with a newline into preallocated arrays and stops at the
 first malformed line, reporting an error code and the offending token's position. Format:
@@ -6,6 +7,13 @@ first malformed line, reporting an error code and the offending token's position
     label [qid:N] index:value index:value ... [# comment]
 
 Separators are spaces, tabs and a trailing CR; indices are 1-based and strictly ascending.
+
+parse_dense_rows and parse_sv_rows read the data sections of model files (weight lines of
+linear models, SV lines of kernel models) the same way: whole lines into preallocated arrays,
+stopping at the first malformed line, which model_io then explains in Python. They accept
+exactly the lines model_io's Python checks accept: tokens separated by spaces, tabs, CR, VT or
+FF; finite decimal reals (what Python's float() reads, without '_'); SV features as
+index:value with a decimal index in 1..2^31-1 (an optional '+'), strictly increasing.
 """
 from libc.stdlib cimport strtod
 from libc.math cimport isfinite
@@ -193,3 +201,139 @@ cdef inline bint _plain_number(const unsigned char* p, Py_ssize_t start,
         if p[i] == b'x' or p[i] == b'X' or p[i] == b'p' or p[i] == b'P':
             return False
     return True
+
+
+cdef inline bint _is_hex(const unsigned char* p, Py_ssize_t pos) noexcept nogil:
+    """strtod reads hexadecimal floats ('0x1p3'); Python's float() and model files do not."""
+    if p[pos] == b'+' or p[pos] == b'-':
+        pos += 1
+    return p[pos] == b'0' and (p[pos + 1] == b'x' or p[pos + 1] == b'X')
+
+
+cdef inline Py_ssize_t _real(const unsigned char* p, Py_ssize_t pos, double* out) noexcept nogil:
+    """Parse the finite decimal real starting at p[pos] and ending a token; returns the position
+    after it, or -1 when the token is anything else (also NaN and infinities)."""
+    cdef char* endp
+    cdef double v
+    cdef Py_ssize_t end
+    if is_space(p[pos]) or p[pos] == b'\n':
+        return -1               # an empty token ('3:'); strtod would skip to the next one
+    v = strtod(<const char*>(p + pos), &endp)
+    end = <Py_ssize_t>(<const unsigned char*>endp - p)
+    if end == pos or not (is_space(p[end]) or p[end] == b'\n') or _is_hex(p, pos) \
+            or not isfinite(v):
+        return -1
+    out[0] = v
+    return end
+
+
+def parse_dense_rows(const unsigned char[::1] buf, double[:, ::1] out, Py_ssize_t row):
+    """Parse the lines of buf (which must end with b'\\n') into out[row], out[row + 1], ...:
+    each line exactly out.shape[1] reals. Stops when out is full, buf is used up or at the first
+    malformed line.
+
+    Returns (rows parsed, bytes consumed, ok); consumed is the offset just after the last parsed
+    line, where the malformed line starts when ok is False.
+    """
+    cdef Py_ssize_t n = buf.shape[0], ncols = out.shape[1], rows_max = out.shape[0]
+    cdef const unsigned char* p = &buf[0] if n > 0 else NULL
+    cdef Py_ssize_t pos = 0, line_start = 0, r = row, c
+    cdef bint ok = True
+    if n == 0:
+        return 0, 0, True
+    with nogil:
+        while pos < n and r < rows_max:
+            line_start = pos
+            for c in range(ncols):
+                while is_space(p[pos]):
+                    pos += 1
+                if p[pos] == b'\n':
+                    ok = False
+                    break
+                pos = _real(p, pos, &out[r, c])
+                if pos < 0:
+                    ok = False
+                    break
+            if not ok:
+                break
+            while is_space(p[pos]):
+                pos += 1
+            if p[pos] != b'\n':
+                ok = False
+                break
+            pos += 1
+            r += 1
+    return r - row, (pos if ok else line_start), ok
+
+
+def parse_sv_rows(const unsigned char[::1] buf, double[:, ::1] coef, Py_ssize_t row,
+                  int64_t[::1] indptr, int32_t[::1] indices, double[::1] values):
+    """Parse SV lines of buf (which must end with b'\\n'): coef.shape[1] reals into coef[row],
+    coef[row + 1], ..., then the features index:value; stops when coef is full, buf is used up
+    or at the first malformed line.
+
+    Features go to indices (0-based) and values from position 0; indptr[0] must be 0 and gets
+    indptr[i + 1] = the end of the i-th parsed line's features (indptr has room for every line
+    of buf, indices and values for every ':' in it).
+
+    Returns (rows parsed, bytes consumed, nnz, ok, largest index), as parse_dense_rows.
+    """
+    cdef Py_ssize_t n = buf.shape[0], ncoef = coef.shape[1], rows_max = coef.shape[0]
+    cdef const unsigned char* p = &buf[0] if n > 0 else NULL
+    cdef Py_ssize_t pos = 0, line_start = 0, r = row, c, nnz = 0
+    cdef int64_t idx, prev, max_index = 0
+    cdef bint ok = True
+    if n == 0:
+        return 0, 0, 0, True, 0
+    with nogil:
+        while pos < n and r < rows_max:
+            line_start = pos
+            for c in range(ncoef):
+                while is_space(p[pos]):
+                    pos += 1
+                if p[pos] == b'\n':
+                    ok = False
+                    break
+                pos = _real(p, pos, &coef[r, c])
+                if pos < 0:
+                    ok = False
+                    break
+            if not ok:
+                break
+            prev = 0
+            while True:
+                while is_space(p[pos]):
+                    pos += 1
+                if p[pos] == b'\n':
+                    break
+                if p[pos] == b'+':
+                    pos += 1
+                if not (p[pos] >= b'0' and p[pos] <= b'9'):
+                    ok = False
+                    break
+                idx = 0
+                while p[pos] >= b'0' and p[pos] <= b'9':
+                    if idx <= MAX_INDEX:
+                        idx = idx * 10 + (p[pos] - 48)  # 48 == ord('0')
+                    pos += 1
+                if p[pos] != b':' or idx < 1 or idx > MAX_INDEX or idx <= prev:
+                    ok = False
+                    break
+                pos = _real(p, pos + 1, &values[nnz])
+                if pos < 0:
+                    ok = False
+                    break
+                indices[nnz] = <int32_t>(idx - 1)
+                nnz += 1
+                prev = idx
+                if idx > max_index:
+                    max_index = idx
+            if not ok:
+                break
+            pos += 1
+            r += 1
+            indptr[r - row] = nnz
+    if not ok:
+        pos = line_start
+        nnz = indptr[r - row]
+    return r - row, pos, nnz, ok, max_index

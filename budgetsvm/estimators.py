@@ -358,19 +358,19 @@ class BudgetSVC(_BudgetSVMBase):
 
     Parameters map to bsvm-train options: solver (-s), C (-c), kernel (-t: 'rbf', 'linear',
     'poly', 'sigmoid'), gamma (-g; None → 1/n_features), degree (-d), coef0 (-r), budget
-    (--budget), epochs (--epochs), maintenance, merge_search, variant, polish (--polish:
-    'refit', the default, refits coefficients and a bias on the support vectors; 'none' keeps
-    the solver's last iterate as the papers do), coalesce (--coalesce/--no-coalesce; None: on
-    unless polish='none'), class_weight (-w), random_state (--seed; None → 1), probability
-    (-b 1).
+    (--budget), epochs (--epochs), maintenance, merge_search, variant, eta (--eta; None → 1),
+    radius (--radius; None → 1), polish (--polish: 'refit', the default, refits coefficients
+    and a bias on the support vectors; 'none' keeps the solver's last iterate as the papers do),
+    coalesce (--coalesce/--no-coalesce; None: on unless polish='none'), class_weight (-w),
+    random_state (--seed; None → 1), probability (-b 1).
     """
 
     _SOLVERS = ("bsgd", "bsca")
 
     def __init__(self, solver="bsgd", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
                  budget=500, epochs=5, maintenance="merge", merge_search="lookup-wd",
-                 variant="pegasos", polish="refit", coalesce=None, class_weight=None,
-                 random_state=None, probability=False):
+                 variant="pegasos", eta=None, radius=None, polish="refit", coalesce=None,
+                 class_weight=None, random_state=None, probability=False):
         self.solver = solver
         self.C = C
         self.kernel = kernel
@@ -382,6 +382,8 @@ class BudgetSVC(_BudgetSVMBase):
         self.maintenance = maintenance
         self.merge_search = merge_search
         self.variant = variant
+        self.eta = eta
+        self.radius = radius
         self.polish = polish
         self.coalesce = coalesce
         self.class_weight = class_weight
@@ -392,8 +394,8 @@ class BudgetSVC(_BudgetSVMBase):
         return TrainParams(solver=self.solver, C=self.C, kernel=self.kernel, gamma=self.gamma,
                            degree=self.degree, coef0=self.coef0, budget=self.budget,
                            epochs=self.epochs, maintenance=self.maintenance,
-                           merge_search=self.merge_search, variant=self.variant,
-                           polish=self.polish, coalesce=self.coalesce)
+                           merge_search=self.merge_search, variant=self.variant, eta=self.eta,
+                           radius=self.radius, polish=self.polish, coalesce=self.coalesce)
 
 
 _LOSSES = {"l1": "l1", "hinge": "l1", "l2": "l2", "squared_hinge": "l2"}

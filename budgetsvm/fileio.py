@@ -3,6 +3,9 @@
 Compression is recognised by the stream's magic bytes, not the file name, so a renamed file
 still reads. Outputs go to a temporary file in the target's directory that is renamed over the
 target only when everything was written: an interrupted or failed run leaves no partial file.
+The result has the permissions a plain ``open(path, "w")`` gives: a new file 0666 less the
+umask (as svm-train's and LIBLINEAR's files), a replaced file keeps its mode, a symbolic link is
+written through, and a device or pipe (``/dev/null``, a FIFO) is written in place.
 """
 import bz2
 import contextlib
@@ -10,8 +13,9 @@ import gzip
 import io
 import lzma
 import os
+import secrets
+import stat
 import sys
-import tempfile
 import zlib
 
 from budgetsvm.errors import BsvmError, DataFormatError
@@ -58,26 +62,70 @@ def open_input(path, error=DataFormatError):
 def atomic_output(path, binary=False):
     """Yield a writable file for ``path``; ``-`` writes to standard output.
 
-    For a real path the content goes to a hidden temporary file in the same directory, renamed
-    over ``path`` on success and removed on any failure, including KeyboardInterrupt.
+    For a regular file the content goes to a hidden temporary file in the same directory,
+    renamed over ``path`` on success and removed on any failure, including KeyboardInterrupt.
     """
     if path == "-":
         stream = sys.stdout.buffer if binary else sys.stdout
         yield stream
         stream.flush()
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    base = os.path.basename(path)
+    target = os.path.realpath(path)     # through a symbolic link to its file, as open() goes
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
+        existing = os.stat(target)
+    except FileNotFoundError:
+        existing = None
+    except OSError as exc:
+        raise BsvmError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    if existing is not None and stat.S_ISDIR(existing.st_mode):
+        raise BsvmError(f"{path}: cannot write: it is a directory")
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        # A device or a pipe: renaming over it would replace the device node itself.
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_TRUNC)
+        except OSError as exc:
+            raise BsvmError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        with _open_output(fd, binary) as stream:
+            yield stream
+        return
+    try:
+        fd, tmp = _create_beside(target)
     except OSError as exc:
         raise BsvmError(f"{path}: cannot write: {exc.strerror or exc}") from None
     try:
-        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "ascii",
-                       newline=None if binary else "\n") as stream:
+        with _open_output(fd, binary) as stream:
+            if existing is not None:
+                os.fchmod(stream.fileno(), stat.S_IMODE(existing.st_mode) & 0o777)
             yield stream
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise BsvmError(f"{path}: cannot write: {exc.strerror or exc}") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        raise
+
+
+def _create_beside(target):
+    """(fd, name) of a new hidden file in target's directory, created with mode 0666 so that the
+    umask (and a default ACL of the directory) applies exactly as for open(target, "w");
+    tempfile.mkstemp would create it 0600."""
+    directory, base = os.path.split(target)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{base}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {target}")
+
+
+def _open_output(fd, binary):
+    try:
+        return os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "ascii",
+                         newline=None if binary else "\n")
+    except BaseException:
+        os.close(fd)
         raise

@@ -31,6 +31,7 @@ import uuid
 import numpy as np
 
 from budgetsvm.errors import BsvmError, ParameterError
+from budgetsvm.fileio import atomic_output
 from budgetsvm.params import KERNEL_SOLVERS, LINEAR_SOLVERS, TrainParams
 
 DEFAULT_LOG2C = (-5.0, 15.0, 2.0)
@@ -816,7 +817,9 @@ def plot_contour(path, results, best_point, best_rate, title="", warn=None):
                      f"{budget}", fontsize=9)
         fig.tight_layout()
         try:
-            fig.savefig(path, format="png")
+            # atomically and with open()'s permissions, as every output (budgetsvm/fileio.py)
+            with atomic_output(path, binary=True) as stream:
+                fig.savefig(stream, format="png")
         except OSError as exc:
             raise BsvmError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None
     finally:

@@ -62,6 +62,12 @@ def _model_params(params, n, d, gamma, extra):
     return meta
 
 
+def _variant_constants(params):
+    """(η, U) of a BSGD run: --eta and --radius, 1 when not given (η: norma and mp; U: mp)."""
+    return (float(params.eta) if params.eta is not None else 1.0,
+            float(params.radius) if params.radius is not None else 1.0)
+
+
 def bsgd_setup(params, d, n_classes, compare_merges=False):
     """Check the BSGD options for d features and build the empty SV store (coalescing repeated
     insertions when params.effective_coalesce()).
@@ -71,8 +77,7 @@ def bsgd_setup(params, d, n_classes, compare_merges=False):
     _check_budgeted(params, d)
     gamma = params.effective_gamma(d)
     variant = params.variant
-    eta = params.eta if params.eta is not None else 1.0
-    radius = params.radius if params.radius is not None else 1.0
+    eta, radius = _variant_constants(params)
     if variant in ("norma", "mp") and not (eta > 0):
         raise ParameterError("--eta must be positive")
     if variant == "mp" and not (radius > 0):
@@ -246,7 +251,11 @@ def bsgd_model(labels, params, n, d, sv, coef, info):
     gamma = info["gamma"]
     kernel = KernelSpec(params.kernel, gamma, int(params.degree), float(params.coef0))
     multiclass = "binary" if len(labels) == 2 else "argmax"
-    meta = _model_params(params, n, d, gamma, {})
+    eta, radius = _variant_constants(params)
+    # The constants the variant used (pegasos has none): the model file says how it was trained.
+    extra = {"eta": eta} if params.variant == "norma" else \
+        {"eta": eta, "radius": radius} if params.variant == "mp" else {}
+    meta = _model_params(params, n, d, gamma, extra)
     model = KernelModel(labels, kernel, sp.csr_matrix(sv, shape=(sv.shape[0], d)), coef,
                         np.zeros(coef.shape[1]), multiclass, "bsgd", params=meta)
     model.train_info = info

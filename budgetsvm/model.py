@@ -107,15 +107,22 @@ class LinearModel:
     labels: float64 (k,) in label order; coef: float64 (nr_w, n_features); bias: < 0 means no
     bias feature, else the value b of a constant feature appended as feature n_features+1;
     bias_coef: float64 (nr_w,), the weights of that feature (set to zeros when bias < 0);
+    copy=False: use a C- or Fortran-contiguous float64 coef without copying it;
     multiclass: 'binary' (nr_w = 1, k = 2), 'ovr' or 'ww' (nr_w = k, arg-max);
     solver: name of the training method; params: dict of training metadata (str keys; int, float,
     str, bool or None values). prob_a/prob_b: optional Platt parameters, one per weight column.
     """
 
     def __init__(self, labels, coef, bias, bias_coef, multiclass, solver, params=None, *,
-                 prob_a=None, prob_b=None):
+                 prob_a=None, prob_b=None, copy=True):
         self.labels = np.atleast_1d(np.asarray(labels, dtype=np.float64)).copy()
-        self.coef = np.array(coef, dtype=np.float64, order="C", ndmin=2)
+        coef = np.asarray(coef, dtype=np.float64)
+        if copy or coef.ndim != 2 or not (coef.flags.c_contiguous or coef.flags.f_contiguous):
+            coef = np.array(coef, order="C", ndmin=2)
+        # copy=False keeps a contiguous coef as it is: model files store the weights
+        # feature-major, so coef.T is C-contiguous, which decision_function multiplies by
+        # without a copy; a large model is then held once.
+        self.coef = coef
         self.bias = float(bias)
         nr_w = self.coef.shape[0]
         if self.bias < 0 or bias_coef is None:

@@ -12,7 +12,14 @@ Three formats:
 ``load_model`` recognises the format from the first line and is strict: unknown keys, wrong
 counts, truncation, non-numeric or non-finite numbers, a newer format version or a data file
 given as a model raise ModelFormatError ``FILE:LINE: message``.
+
+Reading streams the file: the header line by line, then the data section (weight or SV lines)
+block by block through the compiled loops of budgetsvm/_parse.pyx straight into the model's
+arrays, as the data reader does. Memory is the model plus one block of text. A malformed data
+section stops the compiled loop at its first bad line; the Python checks of this module then run
+over the lines from there on and give the message (the lines before it are known to be good).
 """
+import io
 import itertools
 import json
 import math
@@ -21,6 +28,7 @@ import re
 import numpy as np
 import scipy.sparse as sp
 
+from budgetsvm import _parse
 from budgetsvm.errors import BsvmError, ModelFormatError
 from budgetsvm.fileio import DECOMPRESSION_ERRORS, atomic_output, open_input
 from budgetsvm.labels import check_integer_labels, format_label
@@ -44,6 +52,9 @@ LIBSVM_TYPES = ("c_svc", "nu_svc")
 LIBSVM_OTHERS = {"one_class": "one-class", "epsilon_svr": "regression", "nu_svr": "regression"}
 
 MAX_INDEX = 2**31 - 1
+# Data sections are parsed this many bytes of text at a time (plus the rest of a line); 1 MiB
+# is as fast as larger blocks (sector.scale's 65 MB model) and keeps the text held small.
+BODY_BLOCK_BYTES = 1 << 20
 _INT = re.compile(rb"[+-]?[0-9]+\Z")
 _WORD = re.compile(r"[A-Za-z0-9_.:+\-]+\Z")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
@@ -290,18 +301,26 @@ def load_model(path):
     """Read a native, LIBLINEAR or LIBSVM model file (recognised by its first line)."""
     stream = open_input(path, error=ModelFormatError)
     try:
-        data = stream.read()
-    except DECOMPRESSION_ERRORS as exc:
-        raise ModelFormatError(path, None, f"cannot read: {exc}") from None
+        return _Reader(stream, path).read()
     finally:
         if path != "-":
             stream.close()
-    return loads_model(data, path)
 
 
 def loads_model(data, path="<string>"):
     """Parse the bytes of a model file; ``path`` names it in error messages."""
-    return _Reader(data, path).read()
+    return _Reader(io.BytesIO(data), path).read()
+
+
+def _split_lines(data):
+    """Lines of ``data`` without their line ends (\\n or \\r\\n); a final line end ends the last
+    line rather than starting an empty one."""
+    if not data:
+        return []
+    lines = data.replace(b"\r\n", b"\n").split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return lines
 
 
 def _show(token, limit=40):
@@ -357,17 +376,43 @@ class _Header:
 
 
 class _Reader:
-    def __init__(self, data, path):
-        self.path = path
-        if b"\r" in data:
-            data = data.replace(b"\r\n", b"\n")
-        lines = data.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()     # the final line end
-        self.lines = lines
+    """One model file read from a binary stream: ``lines`` holds the lines read so far (index i
+    is line i + 1, without its line end); data sections are parsed from the stream directly."""
+
+    def __init__(self, stream, path):
+        self.stream, self.path = stream, path
+        self.lines = []
+        self.at_end = False
 
     def fail(self, line, message):
         raise ModelFormatError(self.path, line, message)
+
+    # -- the stream -----------------------------------------------------------------------------
+
+    def _read(self, size=-1):
+        try:
+            return self.stream.read(size)
+        except DECOMPRESSION_ERRORS as exc:
+            raise ModelFormatError(self.path, None, f"cannot read: {exc}") from None
+
+    def has_line(self, index):
+        """Read lines up to index ``index`` if the file has that many; True when it has."""
+        while len(self.lines) <= index and not self.at_end:
+            try:
+                raw = self.stream.readline()
+            except DECOMPRESSION_ERRORS as exc:
+                raise ModelFormatError(self.path, None, f"cannot read: {exc}") from None
+            if not raw.endswith(b"\n"):
+                self.at_end = True
+                if not raw:
+                    break
+            self.lines += _split_lines(raw)
+        return len(self.lines) > index
+
+    def read_all_lines(self):
+        if not self.at_end:
+            self.lines += _split_lines(self._read())
+            self.at_end = True
 
     # -- numbers --------------------------------------------------------------------------------
 
@@ -403,6 +448,8 @@ class _Reader:
     # -- structure ------------------------------------------------------------------------------
 
     def read(self):
+        if not self.has_line(0) or not self.lines[0].strip():
+            self.read_all_lines()      # is there anything at all?
         lines = self.lines
         if not any(line.strip() for line in lines):
             self.fail(None, "empty file: does not look like a model file")
@@ -428,7 +475,9 @@ class _Reader:
         Returns (fields, repeated_lines, index of the end line, the end key). Keys may come in
         any order; each at most once except those in ``repeated``."""
         fields, extra = {}, {k: [] for k in repeated}
-        for i in range(start, len(self.lines)):
+        i = start - 1
+        while self.has_line(i + 1):
+            i += 1
             tokens = self.lines[i].split()
             if not tokens:
                 self.fail(i + 1, f"empty line in the {kind} header")
@@ -446,11 +495,104 @@ class _Reader:
         self.fail(None, f"the file ends inside the {kind} header, before a "
                         f"{' or '.join(repr(e) for e in ends)} line (truncated?)")
 
-    def dense_rows(self, start, count, ncols, what):
-        """Parse ``count`` lines from index ``start``, each with ``ncols`` reals."""
+    # -- data sections --------------------------------------------------------------------------
+
+    def dense_body(self, start, count, ncols, what, native):
+        """The ``count`` data lines from index ``start`` (where the stream stands), ``ncols``
+        reals each, as a (count, ncols) array (feature-major for weights, as in the file)."""
+        def explain(done, rest):
+            self.explain(start, done, count, rest, lambda s, c, d: (
+                native and self.early_end(s, c, what, done=d),
+                self.dense_rows(s, c, ncols, what, done=d)))
+        try:
+            W = np.empty((count, ncols), dtype=np.float64)
+        except (MemoryError, ValueError):     # a damaged header, most likely: say what is wrong
+            explain(0, self._read())
+            raise
+        self.stream_rows(start, count, lambda buf, cut, done: _parse.parse_dense_rows(
+            memoryview(buf)[:cut], W, done), explain)
+        return W
+
+    def sv_body(self, start, count, ncoef, native, what="SV"):
+        """``count`` SV lines from index ``start``: (coef (count, ncoef), indptr, indices
+        (0-based), values), see sv_rows."""
+        def explain(done, rest):
+            self.explain(start, done, count, rest, lambda s, c, d: (
+                native and self.early_end(s, c, what, done=d),
+                self.sv_rows(s, c, ncoef, what, done=d)))
+        try:
+            coef = np.empty((count, ncoef), dtype=np.float64)
+        except (MemoryError, ValueError):
+            explain(0, self._read())
+            raise
+        blocks = []
+
+        def parse(buf, cut, done):
+            indptr = np.zeros(min(buf.count(b"\n", 0, cut), count - done) + 1, dtype=np.int64)
+            pairs = buf.count(b":", 0, cut)
+            indices, values = np.empty(pairs, dtype=np.int32), np.empty(pairs, dtype=np.float64)
+            rows, used, nnz, ok, _ = _parse.parse_sv_rows(memoryview(buf)[:cut], coef, done,
+                                                          indptr, indices, values)
+            blocks.append((indptr[1:rows + 1], indices[:nnz], values[:nnz]))
+            return rows, used, ok
+
+        self.stream_rows(start, count, parse, explain)
+        indptr = np.zeros(count + 1, dtype=np.int64)
+        row = offset = 0
+        for ends, indices, _ in blocks:
+            indptr[row + 1:row + 1 + len(ends)] = ends + offset
+            row, offset = row + len(ends), offset + len(indices)
+        indices = np.concatenate([b[1] for b in blocks] + [np.empty(0, dtype=np.int32)])
+        values = np.concatenate([b[2] for b in blocks] + [np.empty(0)])
+        return coef, indptr, indices, values
+
+    def stream_rows(self, start, count, parse, explain):
+        """Feed the data lines, in blocks of whole lines, to ``parse(buffer, length, rows done)``
+        (which returns rows parsed, bytes used and ok) until ``count`` rows are parsed; a bad
+        line or an early end of file goes to ``explain(rows done, text from there on)``. The
+        lines after the data are then read into ``lines`` (for the end checks)."""
+        assert len(self.lines) == start
+        done, carry = 0, b""
+        while done < count:
+            chunk = self._read(BODY_BLOCK_BYTES)
+            data = carry + chunk if carry else chunk
+            if not chunk and data and not data.endswith(b"\n"):
+                data += b"\n"       # the last line, without its line end
+            cut = data.rfind(b"\n") + 1
+            used = 0
+            if cut:
+                rows, used, ok = parse(data, cut, done)
+                done += rows
+                if not ok:
+                    explain(done, data[used:] + self._read())
+                    self.fail(start + done + 1, "malformed data line")   # explained: not reached
+            carry = data[used:]
+            del data
+            if not chunk:
+                break
+        if done < count:
+            explain(done, carry)
+            self.fail(None, "the file ends inside the data lines (truncated?)")  # not reached
+        self.lines += [None] * count      # parsed: only their number matters from here on
+        self.lines += _split_lines(carry + self._read())
+        self.at_end = True
+
+    def explain(self, start, done, count, rest, check):
+        """Raise the error of a data section whose first ``done`` of ``count`` lines (from index
+        ``start``) are good, ``rest`` being the text from the next line on: the Python checks
+        run over those lines, with the order of checks and the messages of a whole-file read.
+        They accept what the compiled loops accept, so they find the problem."""
+        self.lines = self.lines[:start] + [None] * done + _split_lines(rest)
+        self.at_end = True
+        check(start + done, count - done, done)
+
+    def dense_rows(self, start, count, ncols, what, done=0):
+        """Parse ``count`` lines from index ``start``, each with ``ncols`` reals (``done``: good
+        lines before ``start``, for the messages)."""
         rows = self.lines[start:start + count]
         if len(rows) < count:
-            self.fail(None, f"the file ends after {len(rows)} of {count} {what} lines (truncated?)")
+            self.fail(None, f"the file ends after {len(rows) + done} of {count + done} {what} "
+                            f"lines (truncated?)")
         tokens = [row.split() for row in rows]
         for i, t in enumerate(tokens):
             if len(t) != ncols:
@@ -460,12 +602,14 @@ class _Reader:
         values = self.real_tokens(flat, lambda j: start + j // max(ncols, 1) + 1, what)
         return values.reshape(count, ncols)
 
-    def sv_rows(self, start, count, ncoef, what="SV"):
+    def sv_rows(self, start, count, ncoef, what="SV", done=0):
         """Parse ``count`` SV lines: ``ncoef`` coefficients then 1-based index:value pairs with
-        increasing indices. Returns (coef (count, ncoef), indptr, indices (0-based), data)."""
+        increasing indices. Returns (coef (count, ncoef), indptr, indices (0-based), data).
+        (``done``: good lines before ``start``, for the messages.)"""
         rows = self.lines[start:start + count]
         if len(rows) < count:
-            self.fail(None, f"the file ends after {len(rows)} of {count} {what} lines (truncated?)")
+            self.fail(None, f"the file ends after {len(rows) + done} of {count + done} {what} "
+                            f"lines (truncated?)")
         coef_tokens, feat_tokens = [], []
         nnz = np.zeros(count + 1, dtype=np.int64)
         for i, row in enumerate(rows):
@@ -494,21 +638,16 @@ class _Reader:
                 if len(pair.split(b":")) != 2 or not all(pair.split(b":")):
                     self.fail(line_of_feature(j), f"feature {_show(pair)} is not index:value")
         index_tokens = split[0::2]
-        try:
-            if any(b"_" in t for t in index_tokens):
-                raise ValueError
-            indices = np.fromiter(map(int, index_tokens), dtype=np.int64, count=len(index_tokens))
-        except (ValueError, OverflowError):
-            for j, token in enumerate(index_tokens):
-                if not _INT.match(token):
-                    self.fail(line_of_feature(j), f"feature index {_show(token)} is not an integer")
-            raise
+        for j, token in enumerate(index_tokens):
+            if not _INT.match(token):
+                self.fail(line_of_feature(j), f"feature index {_show(token)} is not an integer")
+        numbers = [int(token) for token in index_tokens]
         data = self.real_tokens(split[1::2], line_of_feature, "feature value")
-        bad = (indices < 1) | (indices > MAX_INDEX)
-        if bad.any():
-            j = int(np.argmax(bad))
-            self.fail(line_of_feature(j), f"feature index {indices[j]} is out of range "
-                                          f"(indices start at 1)")
+        for j, value in enumerate(numbers):
+            if not 1 <= value <= MAX_INDEX:
+                self.fail(line_of_feature(j), f"feature index {value} is out of range "
+                                              f"(indices start at 1)")
+        indices = np.array(numbers, dtype=np.int64)
         if len(indices) > 1:
             bad = np.diff(indices) <= 0
             bounds = indptr[1:-1]
@@ -583,11 +722,11 @@ class _Reader:
                                           f"nr_w {expected}, not {nr_w}")
             prob_a, prob_b = self.probs(h, nr_w)
             rows = n + (1 if bias >= 0 else 0)
-            self.early_end(end + 1, rows, "weight")
-            W = self.dense_rows(end + 1, rows, nr_w, "weight")
+            W = self.dense_body(end + 1, rows, nr_w, "weight", native=True)
             self.native_end(end + 1 + rows, f"{rows} weight")
+            # coef = W[:n].T is a view: a large model is not copied (model.LinearModel).
             return LinearModel(labels, W[:n].T, bias, W[n] if bias >= 0 else None, multiclass,
-                               solver, params, prob_a=prob_a, prob_b=prob_b)
+                               solver, params, prob_a=prob_a, prob_b=prob_b, copy=False)
         multiclass = h.word("multiclass", ("binary", "argmax", "ovo"))
         kind = h.word("kernel_type", ("linear", "poly", "rbf", "sigmoid"))
         gamma, coef0 = h.real("gamma"), h.real("coef0")
@@ -608,8 +747,7 @@ class _Reader:
             if nr_sv.sum() != l:
                 self.fail(h.line("nr_sv"), f"nr_sv adds up to {nr_sv.sum()}, not total_sv {l}")
         prob_a, prob_b = self.probs(h, n_dec)
-        self.early_end(end + 1, l, "SV")
-        coef, indptr, indices, data = self.sv_rows(end + 1, l, nr_coef)
+        coef, indptr, indices, data = self.sv_body(end + 1, l, nr_coef, native=True)
         if len(indices) and indices.max() >= n:
             j = int(np.argmax(indices >= n))
             row = int(np.searchsorted(indptr, j, side="right"))
@@ -619,13 +757,13 @@ class _Reader:
         return KernelModel(labels, KernelSpec(kind, gamma, degree, coef0), sv, coef, rho,
                            multiclass, solver, params, nr_sv, prob_a=prob_a, prob_b=prob_b)
 
-    def early_end(self, start, count, what):
+    def early_end(self, start, count, what, done=0):
         """An 'end' line among the data lines means the header's count is too large."""
         try:
             j = self.lines.index(b"end", start, start + count)
         except ValueError:
             return
-        self.fail(j + 1, f"found 'end' after {j - start} of {count} {what} lines "
+        self.fail(j + 1, f"found 'end' after {j - start + done} of {count + done} {what} lines "
                          f"(wrong count in the header?)")
 
     def native_end(self, index, what):
@@ -724,14 +862,14 @@ class _Reader:
         nr_w = 1 if (k == 2 and not argmax) else k
         multiclass = "ww" if argmax else ("binary" if k == 2 else "ovr")
         rows = n + (1 if bias >= 0 else 0)
-        W = self.dense_rows(end + 1, rows, nr_w, "weight")
+        W = self.dense_body(end + 1, rows, nr_w, "weight", native=False)
         self.trailing(end + 1 + rows, "weight")
         if argmax and k == 2:
             # LIBLINEAR predicts a two-class MCSVM_CS model by the sign of the first column
             # (linear.cpp predict_values), not by arg-max: keep that column as a binary model.
             W, multiclass = W[:, :1], "binary"
         return LinearModel(labels, W[:n].T, bias, W[n] if bias >= 0 else None, multiclass,
-                           "liblinear", {"solver_type": solver})
+                           "liblinear", {"solver_type": solver}, copy=False)
 
     # -- LIBSVM ---------------------------------------------------------------------------------
 
@@ -739,8 +877,10 @@ class _Reader:
         keys = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv",
                 "rho", "label", "probA", "probB", "prob_density_marks", "nr_sv")
         # Refuse unsupported model types on their own line, before anything else.
-        for i, raw in enumerate(self.lines):
-            tokens = raw.split()
+        i = -1
+        while self.has_line(i + 1):
+            i += 1
+            tokens = self.lines[i].split()
             if tokens[:1] == [b"SV"]:
                 break
             if len(tokens) == 2 and tokens[0] == b"svm_type":
@@ -782,7 +922,7 @@ class _Reader:
         if nr_sv.sum() != l:
             self.fail(h.line("nr_sv"), f"nr_sv adds up to {nr_sv.sum()}, not total_sv {l}")
         prob_a, prob_b = self.probs(h, pairs)
-        coef, indptr, indices, data = self.sv_rows(end + 1, l, k - 1)
+        coef, indptr, indices, data = self.sv_body(end + 1, l, k - 1, native=False)
         self.trailing(end + 1 + l, "SV")
         width = int(indices.max()) + 1 if len(indices) else 0
         sv = sp.csr_matrix((data, indices, indptr), shape=(l, width))

@@ -105,6 +105,10 @@ def check_params(p: TrainParams):
         raise ParameterError(f"--variant must be one of {', '.join(VARIANTS)}")
     if p.polish not in POLISH:
         raise ParameterError(f"--polish must be one of {', '.join(POLISH)}, got {p.polish!r}")
+    if p.eta is not None:
+        _positive("--eta", p.eta)
+    if p.radius is not None:
+        _positive("--radius", p.radius)
     if p.solver in KERNEL_SOLVERS and p.maintenance == "merge" and p.kernel != "rbf":
         raise ParameterError("--maintenance merge needs the RBF kernel (-t 2); "
                              "use --maintenance removal or projection with other kernels")

@@ -32,7 +32,7 @@ SECTIONS = [
     ("bench_acf", "Adaptive coordinate frequencies vs dual CD and LIBLINEAR (seed 003)"),
     ("bench_dcd", "Dual coordinate descent vs LIBLINEAR -s 3 (parity)"),
     ("bench_ww", "Weston–Watkins SVM: Walrus vs the iterative subproblem solver (seed 004)"),
-    ("bench_io", "Reading speed vs scikit-learn's reader"),
+    ("bench_io", "Reading speed vs scikit-learn's reader; model loading vs LIBLINEAR"),
     ("bench_predict", "Prediction speed vs LIBSVM"),
     ("bench_stream", "Memory of streaming training"),
     ("bench_grid", "Grid search (bsvm-grid)"),

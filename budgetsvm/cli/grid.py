@@ -45,6 +45,8 @@ Grid options:
 
 bsvm-train options (all except -c, -g, -v, -q and the model file) pass through, e.g.
   -s dcd, -t 2, -B 1, --epochs 10, -w1 2, --seed 3; see bsvm-train --help.
+  -wLABEL WEIGHT       C of class LABEL becomes WEIGHT*C (LIBSVM's form, e.g. -w-1 5;
+                       also --class-weight LABEL WEIGHT); repeat it for more classes
 
 Stdout: one line per point `[worker] <log2c> <log2g> <rate> (best c=<C>, g=<g>, rate=<r>)`,
 then `best log2c=<x> log2g=<y> rate=<r>` and grid.py's last line `<C> <gamma> <rate>`.

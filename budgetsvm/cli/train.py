@@ -54,6 +54,15 @@ def _at_least(minimum):
     return check
 
 
+class _ClassWeightOption(click.Option):
+    """--class-weight, listed in --help under LIBSVM's glued form -wLABEL WEIGHT too, the one
+    users type (budgetsvm.cli.common rewrites it to --class-weight before click parses)."""
+
+    def get_help_record(self, ctx):
+        names, text = super().get_help_record(ctx)
+        return f"-wLABEL WEIGHT, {names}", text
+
+
 _TRAINING_OPTIONS = [
     click.option("-s", "solver", callback=_solver, metavar="NAME",
                   help=f"solver: {', '.join(SOLVERS)} (names only; default bsgd with the RBF kernel)"),
@@ -74,8 +83,8 @@ _TRAINING_OPTIONS = [
                   help="shrinking heuristics for dcd (1 = on)"),
     click.option("-m", "cache_mb", type=float, hidden=True),
     click.option("--class-weight", "class_weights", type=(float, float), multiple=True,
-                  metavar="LABEL WEIGHT",
-                  help="C of class LABEL becomes WEIGHT*C; LIBSVM's glued -wLABEL WEIGHT also works"),
+                  metavar="LABEL WEIGHT", cls=_ClassWeightOption,
+                  help="C of class LABEL becomes WEIGHT*C; repeat it for more classes"),
     click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True,
                   help="random seed (same seed, data and options give the same model)"),
     click.option("--max-iter", type=int, default=1000, show_default=True, callback=_at_least(0),
@@ -103,6 +112,12 @@ _TRAINING_OPTIONS = [
     click.option("--polish", type=click.Choice(POLISH), default="refit", show_default=True,
                   help="bsgd/bsca: after the epochs, refit the coefficients and a bias on the "
                        "support vectors (refit) or keep the last iterate, as the papers (none)"),
+    click.option("--eta", type=float, callback=_positive, metavar="ETA",
+                 help="bsgd --variant norma/mp: learning-rate constant (norma: ETA/sqrt(t) at "
+                      "step t; mp: ETA) [default 1]"),
+    click.option("--radius", type=float, callback=_positive, metavar="U",
+                 help="bsgd --variant mp: radius of the ball the weight vector is projected "
+                      "onto after every step [default 1]"),
     click.option("--acf-c", "acf_c", type=float, default=0.2, show_default=True,
                  help="acf: preference change rate c (seed 003)"),
     click.option("--acf-pmin", "acf_pmin", type=float, default=0.05, show_default=True,
