@@ -157,13 +157,14 @@ def _write(path, X, y_index):
 
 def test_eta_is_the_norma_learning_rate_constant(tmp_path):
     # Oracle: kernel NORMA written out in numpy (η_t = η/√t, explicit shrink of every
-    # coefficient), replaying the solver's permutations; no budget maintenance happens.
+    # coefficient), replaying the solver's permutations; no budget maintenance happens. The
+    # solver's own iterate is checked: --polish none (the default refit replaces coefficients).
     X, y = blobs(50, 2, d=3, seed=5)
     Xt, _ = blobs(40, 2, d=3, seed=6)
     _write(tmp_path / "train", X, y)
     result = run("bsvm-train", "-q", "--variant", "norma", "--eta", "0.7", "-c", "0.5", "-g",
-                 "0.5", "--epochs", "2", "--seed", "3", "--budget", "1000", tmp_path / "train",
-                 tmp_path / "m")
+                 "0.5", "--epochs", "2", "--seed", "3", "--budget", "1000", "--polish", "none",
+                 tmp_path / "train", tmp_path / "m")
     assert result.returncode == 0, result.stderr.decode()
     model = load_model(str(tmp_path / "m"))
     assert model.params["variant"] == "norma" and model.params["eta"] == 0.7
@@ -188,7 +189,7 @@ def test_radius_bounds_the_mp_weight_vector(tmp_path, radius):
     _write(tmp_path / "train", X, y)
     result = run("bsvm-train", "-q", "--variant", "mp", "--eta", "0.5", "--radius", radius,
                  "-g", "0.5", "--budget", "20", "--maintenance", "removal", "--epochs", "2",
-                 tmp_path / "train", tmp_path / "m")
+                 "--polish", "none", tmp_path / "train", tmp_path / "m")
     assert result.returncode == 0, result.stderr.decode()
     model = load_model(str(tmp_path / "m"))
     assert (model.params["eta"], model.params["radius"]) == (0.5, radius)
