@@ -84,14 +84,19 @@ def dumps_model(model, format="native"):
     return _dump_libsvm(model)
 
 
-def _check_finite(model):
+def is_finite(model):
+    """True when every number of the model (coefficients, SVs, bias, kernel, Platt) is finite."""
     arrays = [model.labels, model.coef, np.asarray([getattr(model, "bias", 0.0)])]
     if isinstance(model, LinearModel):
         arrays.append(model.bias_coef)
     else:
         arrays += [model.rho, model.sv.data, np.asarray([model.kernel.gamma, model.kernel.coef0])]
     arrays += [a for a in (model.prob_a, model.prob_b) if a is not None]
-    if not all(np.isfinite(a).all() for a in arrays):
+    return all(np.isfinite(a).all() for a in arrays)
+
+
+def _check_finite(model):
+    if not is_finite(model):
         raise BsvmError("the model contains non-finite values (NaN or infinity), "
                         "probably from a diverged training run; not writing it")
 

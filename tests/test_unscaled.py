@@ -70,3 +70,107 @@ def test_multiclass_bsgd_stays_in_the_data_range():
     # merged points interpolate (h ∈ [0, 1]) or extrapolate by at most the GSS tolerance
     assert np.abs(sv).max() <= 1.05 * np.abs(X).max()
     assert (model.sv.shape[0] == 30) and (model.coef.shape[1] == 3)
+
+
+# ---------------------------------------------------------------------------------------------
+# A diverged model is never scored: cross-validation is an error, a grid point has no rate
+# ---------------------------------------------------------------------------------------------
+
+def heart():
+    from budgetsvm import io
+    return io.read_problem(Path(__file__).resolve().parent.parent / "data" / "heart_scale.xz")
+
+
+def raw_bsgd_is_finite(X, y, params):
+    """Train with the solver itself (no divergence check) and say whether the model is finite:
+    the oracle for which runs diverge (norma with a huge η overflows its scale s)."""
+    from budgetsvm.kernel_solvers import train_bsgd
+    from budgetsvm.labels import group_classes
+    labels, y_index = group_classes(y)
+    model = train_bsgd(sp.csr_matrix(X), y_index, labels, params)
+    return bool(np.isfinite(model.coef).all() and np.isfinite(model.sv.data).all())
+
+
+def test_cross_validation_of_a_diverged_model_is_an_error():
+    from budgetsvm.errors import TrainingDiverged
+    from budgetsvm.train import cross_validation, stratified_folds
+    X, y = heart()
+    params = TrainParams(variant="norma", eta=1e6, budget=50, epochs=1)
+    fold = stratified_folds(y, 3, params.seed)
+    assert not raw_bsgd_is_finite(X[fold != 0], y[fold != 0], params)     # it does diverge
+    with pytest.raises(TrainingDiverged, match="fold 1 of 3: training diverged"):
+        cross_validation(X, y, params, 3)
+    with pytest.raises(TrainingDiverged, match="training diverged"):
+        train(X, y, params)
+
+
+def test_grid_gives_no_rate_to_a_diverged_point(tmp_path):
+    from budgetsvm import grid
+    from budgetsvm.train import stratified_folds
+    X, y = heart()
+    base = TrainParams(variant="norma", eta=1e4, budget=20, epochs=5)
+    options = grid.GridOptions(dataset="heart_scale", params=base)
+    options.c_range, options.g_range, options.fold, options.jobs = (-4.0, 4.0, 2.0), None, 3, 1
+    options.out = str(tmp_path / "g.out")
+    lines = []
+    result = grid.run_grid(options, X, y, emit=lines.append, warn=lines.append)
+    fold = stratified_folds(y, 3, base.seed)
+    expected_failed = {p for p in result.order
+                       if not all(raw_bsgd_is_finite(X[fold != f], y[fold != f],
+                                                     grid.point_params(base, p))
+                                  for f in range(3))}
+    assert expected_failed and expected_failed != set(result.order)   # some, not all
+    assert set(result.failed) == expected_failed
+    assert not expected_failed & set(result.results)
+    written = grid.read_results(options.out)
+    assert set(written) == set(result.order) - expected_failed
+    for point in expected_failed:
+        line = next(l for l in lines if l.startswith(f"[local] {grid.format_value(point.log2c)} "))
+        assert " failed: training diverged" in line, line
+    assert result.best_point not in expected_failed
+    assert any(l.startswith(f"warning: {len(expected_failed)} of 5 points failed") for l in lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The commands say once that the features are far from unit scale, and name bsvm-scale
+# ---------------------------------------------------------------------------------------------
+
+def notices(stderr):
+    return [line for line in stderr.splitlines() if "bsvm-scale" in line]
+
+
+def test_train_says_once_that_features_are_unscaled(tmp_path):
+    X, y = hundreds(n=300)
+    write_libsvm(tmp_path / "raw", X, y)
+    r = run("bsvm-train", "--budget", "20", "--epochs", "1", "raw", "m", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert len(notices(r.stderr)) == 1 and "far from unit scale" in r.stderr
+    r = run("bsvm-train", "--budget", "20", "--epochs", "1", "-v", "3", "raw", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert len(notices(r.stderr)) == 1            # once, not once per fold
+    assert r.stdout.startswith("Cross Validation Accuracy = ")
+    r = run("bsvm-grid", "-log2c", "0,1,1", "-log2g", "null", "-v", "2", "-j", "1",
+            "--budget", "20", "--epochs", "1", "-out", "null", "raw", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert len(notices(r.stderr)) == 1
+    assert "overflow" not in r.stderr
+    r = run("bsvm-train", "-q", "--budget", "20", "--epochs", "1", "raw", "m", cwd=tmp_path)
+    assert r.stderr == ""                          # -q: no notice
+    heart_file = Path(__file__).resolve().parent.parent / "data" / "heart_scale.xz"
+    r = run("bsvm-train", "--budget", "20", "--epochs", "1", heart_file, "m", cwd=tmp_path)
+    assert r.returncode == 0 and notices(r.stderr) == []
+
+
+def test_mnist_unscaled_trains_a_finite_model(tmp_path, shared_data):
+    import lzma
+    with lzma.open(shared_data("mnist.xz"), "rt") as f:
+        rows = [next(f) for _ in range(20000)]          # mnist as distributed: pixels 0-255
+    (tmp_path / "mnist20k").write_text("".join(rows))
+    r = run("bsvm-train", "--epochs", "1", "mnist20k", "m", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert len(notices(r.stderr)) == 1
+    from budgetsvm.model_io import load_model
+    model = load_model(str(tmp_path / "m"))
+    sv = model.sv.toarray()
+    assert np.isfinite(sv).all() and np.isfinite(model.coef).all()
+    assert sv.min() >= -0.05 * 255 and sv.max() <= 1.05 * 255    # merges stay near the pixels

@@ -10,7 +10,8 @@ from budgetsvm.cli.common import info, run
 from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, SOLVERS, VARIANTS, TrainParams,
                               check_params)
 from budgetsvm.progress import task_progress
-from budgetsvm.train import KERNEL_MONITORED, cross_validation, small_classes, summary_lines, train
+from budgetsvm.train import (KERNEL_MONITORED, cross_validation, largest_value, scale_notice,
+                             small_classes, summary_lines, train)
 
 KERNEL_CODES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
 KERNEL_NAMES = {"linear": "linear", "poly": "poly", "polynomial": "poly", "rbf": "rbf",
@@ -172,9 +173,12 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
     if stream:
         _check_stream_usage(params, training_file, folds, probability, monitor_file)
         from budgetsvm.stream import train_bsgd_stream
+
+        def after_scan(n, d, labels, largest):
+            _scale_notice(largest, quiet)
         with task_progress("training (bsgd, streaming)", quiet=quiet) as update:
             model = train_bsgd_stream(training_file, params, zero_based=zero_based,
-                                      buffer_mb=stream_buffer,
+                                      buffer_mb=stream_buffer, after_scan=after_scan,
                                       callback=lambda it, info_: update(completed=it,
                                                                         info=info_))
         for line in summary_lines(model, stats=stats):
@@ -182,6 +186,7 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         model_io.save_model(model, model_file, format=model_format)
         return
     X, y = io.read_problem(training_file, zero_based=zero_based)
+    _scale_notice(largest_value(X), quiet)
     if folds is not None:
         if probability == "1":
             info("notice: -b 1 has no effect with -v (the accuracy is that of the "
@@ -212,6 +217,12 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         with task_progress(f"probability model ({N_FOLDS}-fold CV)", quiet=quiet):
             fit_probability(X, y, params, model)
     model_io.save_model(model, model_file, format=model_format)
+
+
+def _scale_notice(largest, quiet):
+    notice = scale_notice(largest)
+    if notice:
+        info(notice, quiet)
 
 
 def _check_stream_usage(params, training_file, folds, probability, monitor_file):
