@@ -5,7 +5,7 @@ import click
 import numpy as np
 
 from budgetsvm import io, model_io
-from budgetsvm.fileio import atomic_output
+from budgetsvm.fileio import atomic_output, check_output_path
 from budgetsvm.cli.common import info, run
 from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, SOLVERS, VARIANTS, TrainParams,
                               check_params)
@@ -170,11 +170,17 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         if training_file == "-":
             raise click.UsageError("give a MODEL_FILE when the training data come from stdin")
         model_file = os.path.basename(training_file) + ".model"
+    if folds is None:
+        # everything that does not need the data is checked before reading it
+        model_io.check_format(model_format, params.solver)
+        check_output_path(model_file)
+        _check_monitor_usage(params, monitor_file, monitor_test_file)
     if stream:
         _check_stream_usage(params, training_file, folds, probability, monitor_file)
         from budgetsvm.stream import train_bsgd_stream
 
         def after_scan(n, d, labels, largest):
+            model_io.check_format(model_format, params.solver, labels)
             _scale_notice(largest, quiet)
         with task_progress("training (bsgd, streaming)", quiet=quiet) as update:
             model = train_bsgd_stream(training_file, params, zero_based=zero_based,
@@ -199,10 +205,7 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         accuracy = 100.0 * np.mean(predicted == y)
         click.echo("Cross Validation Accuracy = %g%%" % accuracy)
         return
-    if monitor_test_file and not monitor_file:
-        raise click.UsageError("--monitor-test needs --monitor FILE")
-    if monitor_file and params.solver not in KERNEL_MONITORED:
-        raise click.UsageError("--monitor is available for -s bsgd and -s bsca only")
+    model_io.check_format(model_format, params.solver, np.unique(y))   # classes from the data
     rows = []
     monitor_test = io.read_problem(monitor_test_file) if monitor_test_file else None
     with task_progress(f"training ({params.solver})", quiet=quiet) as update:
@@ -217,6 +220,14 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         with task_progress(f"probability model ({N_FOLDS}-fold CV)", quiet=quiet):
             fit_probability(X, y, params, model)
     model_io.save_model(model, model_file, format=model_format)
+
+
+def _check_monitor_usage(params, monitor_file, monitor_test_file):
+    if monitor_test_file and not monitor_file:
+        raise click.UsageError("--monitor-test needs --monitor FILE")
+    if monitor_file and params.solver not in KERNEL_MONITORED:
+        raise click.UsageError("--monitor is available for -s bsgd and -s bsca only")
+    check_output_path(monitor_file)
 
 
 def _scale_notice(largest, quiet):
