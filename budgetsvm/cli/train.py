@@ -187,8 +187,7 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
                                       buffer_mb=stream_buffer, after_scan=after_scan,
                                       callback=lambda it, info_: update(completed=it,
                                                                         info=info_))
-        for line in summary_lines(model, stats=stats):
-            info(line, quiet)
+        _print_summary(model, stats, model_file, quiet)
         model_io.save_model(model, model_file, format=model_format)
         return
     X, y = io.read_problem(training_file, zero_based=zero_based)
@@ -213,8 +212,7 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
                       monitor=rows.append if monitor_file else None, monitor_test=monitor_test)
     if monitor_file:
         write_monitor_csv(monitor_file, rows)
-    for line in summary_lines(model, stats=stats):
-        info(line, quiet)
+    _print_summary(model, stats, model_file, quiet)
     if probability == "1":
         from budgetsvm.probability import N_FOLDS, fit_probability
         with task_progress(f"probability model ({N_FOLDS}-fold CV)", quiet=quiet):
@@ -234,6 +232,16 @@ def _scale_notice(largest, quiet):
     notice = scale_notice(largest)
     if notice:
         info(notice, quiet)
+
+
+def _print_summary(model, stats, model_file, quiet):
+    """The end-of-training lines (optimization finished, Objective value, nSV...) go to stdout,
+    where LIBSVM and LIBLINEAR print them and scripts grep them, unless stdout carries the
+    model (model file -); -q suppresses them."""
+    if quiet:
+        return
+    for line in summary_lines(model, stats=stats):
+        click.echo(line, err=model_file == "-")
 
 
 def _check_stream_usage(params, training_file, folds, probability, monitor_file):
