@@ -5,6 +5,7 @@ single-dash long options.
 "Before any work" is checked with spies on the functions that do the work (reading the data,
 training): the property is that they are never called when an option cannot be honoured.
 """
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -163,3 +164,75 @@ def test_summary_lines_leave_stdout_to_the_model(tmp_path):
 def test_quiet_prints_no_summary(tmp_path):
     r = run("bsvm-train", "-q", "-s", "dcd", HEART, "m", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout == b"" and r.stderr == b""
+
+
+# ---------------------------------------------------------------------------------------------
+# Item: LIBSVM habits — -s numbers, single-dash long options, one-line usage errors
+# ---------------------------------------------------------------------------------------------
+
+# USERS.md §4.1 (LIBSVM svm-train -s) and §4.3 (LIBLINEAR train -s): the classification ones
+# and the solver options that train the same model family here.
+SAME_PROBLEM = {("LIBSVM", "0"): ["-s", "bsgd"], ("LIBLINEAR", "1"): ["-s", "dcd", "--loss", "l2"],
+                ("LIBLINEAR", "2"): ["-s", "dcd", "--loss", "l2"],
+                ("LIBLINEAR", "3"): ["-s", "dcd"], ("LIBLINEAR", "4"): ["-s", "ww"]}
+NO_COUNTERPART = [("LIBSVM", "2"), ("LIBSVM", "3"), ("LIBSVM", "4"), ("LIBLINEAR", "11"),
+                  ("LIBLINEAR", "12"), ("LIBLINEAR", "13"), ("LIBLINEAR", "21")]
+
+
+def solver_error(number):
+    r = run("bsvm-train", "-s", number, HEART)
+    assert r.returncode == 2
+    return one_line(r.stderr.decode())
+
+
+@pytest.mark.parametrize("number", ["0", "1", "2", "3", "4", "5", "6", "7", "11", "12", "13",
+                                    "21"])
+def test_solver_numbers_name_the_nearest_solver(tmp_path, number):
+    line = solver_error(number)
+    assert line.startswith("Usage error: Invalid value for '-s': solvers are chosen by name")
+    suggested = dict(re.findall(r"(LIBSVM|LIBLINEAR)'s -s \d+ \([^)]*\): "
+                                r"(?:use|nearest:) (-s [a-z]+(?: --loss l[12])?)", line))
+    for (tool, value), options in SAME_PROBLEM.items():
+        if value == number:
+            assert suggested[tool] == " ".join(options), line
+    for tool, value in NO_COUNTERPART:
+        if value == number:
+            assert f"{tool}'s -s {number} (" in line and tool not in suggested, line
+    assert suggested or number in {v for _, v in NO_COUNTERPART}
+    for options in suggested.values():        # every suggestion is a valid command
+        r = run("bsvm-train", "-q", "--budget", "10", "--epochs", "1", *options.split(), HEART,
+                tmp_path / "m")
+        assert r.returncode == 0, (options, r.stderr)
+
+
+@pytest.mark.parametrize("tool,args,hint", [
+    ("bsvm-train", ["-epochs", "5", HEART], "--epochs"),
+    ("bsvm-train", ["-budget=10", HEART], "--budget"),
+    ("bsvm-train", ["-stream", HEART], "--stream"),
+    ("bsvm-grid", ["-log2c", "0,1,1", "-epochs", "5", HEART], "--epochs"),
+    ("bsvm-grid", ["-jobs", "2", HEART], "--jobs"),
+    ("bsvm-scale", ["-precise", HEART], "--precise"),
+    ("bsvm-predict", ["-zero-based", HEART, "m", "out"], "--zero-based"),
+])
+def test_single_dash_long_option_gets_a_hint(tool, args, hint):
+    r = run(tool, *args)
+    assert r.returncode == 2
+    line = one_line(r.stderr.decode())
+    assert line == f"Usage error: {hint[1:]}: long options take two dashes: use {hint}"
+
+
+@pytest.mark.parametrize("tool,args", [
+    ("bsvm-train", []), ("bsvm-train", ["-Z", HEART]), ("bsvm-train", ["-c", "abc", HEART]),
+    ("bsvm-train", ["-t", "9", HEART]), ("bsvm-train", ["-h", "2", HEART]),
+    ("bsvm-train", [HEART, "m", "extra"]), ("bsvm-predict", [HEART]),
+    ("bsvm-predict", ["-b", "3", HEART, "m", "o"]), ("bsvm-grid", []),
+    ("bsvm-grid", ["-s", "1", HEART]), ("bsvm-grid", ["-c", "1", HEART]),
+    ("bsvm-scale", []), ("bsvm-scale", ["-l", "x", HEART]), ("bsvm-scale", ["-s", "a", "-r", "b",
+                                                                            HEART]),
+])
+def test_usage_errors_are_one_line(tool, args):
+    r = run(tool, *args)
+    assert r.returncode == 2, r.stderr
+    line = one_line(r.stderr.decode())
+    assert line.startswith("Usage error: ")
+    assert r.stdout == b""

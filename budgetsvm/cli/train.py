@@ -18,13 +18,42 @@ KERNEL_NAMES = {"linear": "linear", "poly": "poly", "polynomial": "poly", "rbf":
                 "sigmoid": "sigmoid"}
 
 
+# LIBSVM's and LIBLINEAR's -s numbers (USERS.md §4.1, §4.3): (what it is, the solver to use).
+LIBSVM_NUMBERS = {
+    "0": ("C-SVC", "use -s bsgd (or bsca)"),
+    "1": ("nu-SVC", "nearest: -s bsgd (or bsca), with -c in place of nu"),
+    "2": ("one-class SVM", None), "3": ("epsilon-SVR", None), "4": ("nu-SVR", None)}
+LIBLINEAR_NUMBERS = {
+    "0": ("logistic regression", "nearest: -s dcd (hinge loss)"),
+    "1": ("L2-loss SVC, dual", "use -s dcd --loss l2"),
+    "2": ("L2-loss SVC, primal", "use -s dcd --loss l2"),
+    "3": ("L1-loss SVC, dual", "use -s dcd"),
+    "4": ("Crammer-Singer multi-class SVC", "nearest: -s ww (Weston-Watkins multi-class)"),
+    "5": ("L1-regularised L2-loss SVC", "nearest: -s dcd --loss l2 (L2-regularised)"),
+    "6": ("L1-regularised logistic regression", "nearest: -s dcd (hinge loss, L2)"),
+    "7": ("logistic regression, dual", "nearest: -s dcd (hinge loss)"),
+    "11": ("L2-loss SVR", None), "12": ("L2-loss SVR, dual", None),
+    "13": ("L1-loss SVR, dual", None), "21": ("one-class SVM", None)}
+
+
+def solver_number_hint(value):
+    """One line saying which solver name is nearest to LIBSVM's and LIBLINEAR's -s value."""
+    parts = []
+    for tool, table in (("LIBSVM", LIBSVM_NUMBERS), ("LIBLINEAR", LIBLINEAR_NUMBERS)):
+        if value in table:
+            what, use = table[value]
+            parts.append(f"{tool}'s -s {value} ({what}): "
+                         f"{use or 'no counterpart (budgetsvm trains classifiers)'}")
+    known = "; ".join(parts) if parts else f"-s {value} is neither LIBSVM's nor LIBLINEAR's"
+    return (f"solvers are chosen by name, not number (LIBSVM's and LIBLINEAR's numbers clash): "
+            f"{known}; the names are {', '.join(SOLVERS)}")
+
+
 def _solver(ctx, param, value):
     if value is None:
         return None
     if value.lstrip("-").isdigit():
-        raise click.BadParameter(
-            f"solvers are chosen by name, not number (LIBSVM's and LIBLINEAR's numberings "
-            f"clash): use one of {', '.join(SOLVERS)}")
+        raise click.BadParameter(solver_number_hint(value.lstrip("+")))
     if value not in SOLVERS:
         raise click.BadParameter(f"unknown solver {value!r}; use one of {', '.join(SOLVERS)}")
     return value
