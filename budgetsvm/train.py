@@ -177,7 +177,8 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
 
 
 def summary_lines(model, stats=False):
-    """End-of-training diagnostics for stderr (LIBLINEAR's lines for the linear CD solvers)."""
+    """End-of-training summary lines (LIBLINEAR's lines for the linear CD solvers); bsvm-train
+    prints them on stdout, as LIBSVM and LIBLINEAR do."""
     info = getattr(model, "train_info", None)
     if not info:
         return []
