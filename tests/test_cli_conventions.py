@@ -102,12 +102,9 @@ def test_format_that_cannot_hold_the_solvers_model_fails_before_reading_data(
     assert no_work == [] and not (tmp_path / "m").exists()
 
 
-@pytest.mark.parametrize("solver", ["bsgd", "bsca"])
-@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("solver,stream", [("bsgd", False), ("bsca", False), ("bsgd", True)])
 def test_libsvm_format_with_three_classes_fails_before_training(tmp_path, capsys, monkeypatch,
                                                                 no_work, solver, stream):
-    if stream and solver == "bsca":
-        pytest.skip("--stream is a bsgd option")
     data = three_classes(tmp_path / "three")
     status, out, err = train_in_process(capsys, "-s", solver, "--format", "libsvm",
                                         *(["--stream"] if stream else []), data, tmp_path / "m")
