@@ -1,9 +1,21 @@
 # budgetsvm developer commands. Every target that needs the package installs it first
 # into .venv (created if missing), so `make demo` and `make test` work on a fresh clone.
+#
+# Three stamps in .venv, so that nothing is rebuilt or reinstalled when nothing changed:
+#   .install-stamp  editable install (dependencies, commands), redone when pyproject.toml
+#                   changes. It compiles nothing (BSVM_ONLY=none): pip would recompile every
+#                   extension in a fresh build directory each time.
+#   .build-stamp    the Cython extensions, compiled in place by setup.py build_ext: only the
+#                   modules whose .pyx/.pxd changed are recompiled (build/ and the generated .c
+#                   files persist between builds).
+#   .test-stamp     the test, dist and plot extras (their requirements only: the package itself
+#                   is not reinstalled).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-SOURCES := pyproject.toml setup.py $(wildcard budgetsvm/*.pyx budgetsvm/*.pxd)
+EXTENSION_SOURCES := setup.py $(wildcard budgetsvm/*.pyx budgetsvm/*.pxd)
+BUILD_TOOLS := "setuptools>=70.1" "Cython>=3.0.10,<4" "numpy>=2"
+DEMO_DIR := build/demo
 BSVM_DATA ?=
 export BSVM_DATA
 
@@ -12,25 +24,35 @@ export BSVM_DATA
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# build tools in the venv too, so `BSVM_ONLY=_x python setup.py build_ext --inplace` works
-	$(BIN)/python -m pip install --quiet "setuptools>=64" "Cython>=3.0.10,<4" "numpy>=2"
 
-# The editable install builds the Cython extensions in place; rebuilt when a source changes.
-$(VENV)/.install-stamp: $(BIN)/python $(SOURCES)
-	$(BIN)/python -m pip install --quiet -e .
+# The build tools live in the venv (no isolated build environment: pip's would recompile every
+# module each time), so `BSVM_ONLY=_x python setup.py build_ext --inplace` works too.
+$(VENV)/.install-stamp: $(BIN)/python pyproject.toml
+	@echo "Installing budgetsvm into $(VENV) (editable: dependencies and commands)"
+	$(BIN)/python -m pip install --quiet $(BUILD_TOOLS)
+	BSVM_ONLY=none $(BIN)/python -m pip install --quiet --no-build-isolation -e .
 	touch $@
 
-$(VENV)/.test-stamp: $(VENV)/.install-stamp
-	$(BIN)/python -m pip install --quiet -e '.[test,dist,plot]'
+$(VENV)/.build-stamp: $(VENV)/.install-stamp $(EXTENSION_SOURCES)
+	@echo "Compiling the Cython extensions whose sources changed (a first build: 1-2 minutes)"
+	$(BIN)/python setup.py --quiet build_ext --inplace $(if $(wildcard $(VENV)/.debug-build),--force)
+	rm -f $(VENV)/.debug-build
 	touch $@
 
-install: $(VENV)/.install-stamp
-install-test: $(VENV)/.test-stamp
+$(VENV)/.test-stamp: $(BIN)/python pyproject.toml | $(VENV)/.install-stamp
+	@echo "Installing the test, dist and plot extras into $(VENV)"
+	$(BIN)/python -c 'import tomllib; extras = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; print("\n".join(r for name in ("test", "dist", "plot") for r in extras[name]))' > $(VENV)/extras.txt
+	$(BIN)/python -m pip install --quiet -r $(VENV)/extras.txt
+	touch $@
 
-# Train a linear SVM on a9a (shipped in data/) and predict its test split.
+install: $(VENV)/.build-stamp
+install-test: $(VENV)/.build-stamp $(VENV)/.test-stamp
+
+# Train a linear SVM on a9a (shipped in data/) and predict its test split; outputs in build/demo.
 demo: install
-	$(BIN)/bsvm-train -s dcd -c 1 data/a9a.xz a9a.model
-	$(BIN)/bsvm-predict data/a9a.t.xz a9a.model a9a.predictions
+	@mkdir -p $(DEMO_DIR)
+	$(BIN)/bsvm-train -s dcd -c 1 data/a9a.xz $(DEMO_DIR)/a9a.model
+	$(BIN)/bsvm-predict data/a9a.t.xz $(DEMO_DIR)/a9a.model $(DEMO_DIR)/a9a.predictions
 
 test: install-test
 	$(BIN)/python -m pytest -q
@@ -46,9 +68,11 @@ bench: install-test
 bench-quick: install-test
 	BSVM_DATA=$(BENCH_DATA) $(BIN)/python scripts/run_benchmarks.py --quick
 
-debug-build: $(BIN)/python
-	BSVM_DEBUG=1 $(BIN)/python -m pip install --quiet -e '.[test]'
-	rm -f $(VENV)/.install-stamp
+# Bounds and initialisation checks on, -O0 -g; the next build compiles optimised modules again.
+debug-build: $(VENV)/.install-stamp
+	BSVM_DEBUG=1 $(BIN)/python setup.py --quiet build_ext --inplace --force
+	touch $(VENV)/.debug-build
+	rm -f $(VENV)/.build-stamp
 
 clean:
-	rm -rf build budgetsvm/*.so budgetsvm/_*.c *.egg-info
+	rm -rf build budgetsvm/*.so budgetsvm/_*.c *.egg-info $(VENV)/.build-stamp

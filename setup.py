@@ -41,7 +41,8 @@ extensions = [
         extra_compile_args=COMPILE_ARGS,
     )
     for path in sorted(Path("budgetsvm").glob("_*.pyx"))
-    # BSVM_ONLY=_dcd,_parse builds just those modules (for quick rebuilds during development).
+    # BSVM_ONLY=_dcd,_parse builds just those modules (for quick rebuilds during development);
+    # BSVM_ONLY=none builds none (the Makefile's editable install; it compiles with build_ext).
     if not os.environ.get("BSVM_ONLY") or path.stem in os.environ["BSVM_ONLY"].split(",")
 ]
 
@@ -51,6 +52,8 @@ class ProbingBuildExt(build_ext):
     """build_ext that adds the optional compiler flags the compiler accepts."""
 
     def build_extensions(self):
+        if not self.extensions:
+            return
         extra = []
         if not DEBUG and not PORTABLE and self._accepts(NATIVE_FLAGS):
             extra = NATIVE_FLAGS

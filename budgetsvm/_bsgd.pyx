@@ -75,17 +75,19 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
     Crammer–Singer with store.nr_coef classes. xsq[i] = ‖x_i‖²; class_weight[c] = w_c; nC = n·C
     = 1/λ. callback(step, total_steps) is called every callback_every steps, trace(t, s) after
     every step (tests). Returns a dict: s (final scale: true coefficients are s·A), t,
-    n_violations, n_renorm, maintenance_seconds (wall time of the insertions that
-    triggered maintenance), c_peg (the pegasos scale constant, see state).
+    n_violations, n_renorm (both counted from the start of the run, see state),
+    maintenance_seconds (wall time of this call's insertions that triggered maintenance), c_peg
+    (the pegasos scale constant, see state).
 
     Resuming (streaming, per-epoch monitoring): ``order`` (intp positions into the given rows)
     replaces the epochs: the rows are visited once in that order, without shuffling.
-    ``state`` = the dict a previous call returned (t, s, c_peg) continues the global step
-    counter and the scale, so that calls over consecutive pieces of the data (with nC of the
-    whole problem) take exactly the steps of one uninterrupted run. total_steps is what the
-    callback reports as the total (default: the steps of this call). An inserted row i is
-    recorded with origin origin_offset + i (its row number in the whole data when the call
-    covers one piece of it), which is what coalescing (a store made with coalesce_rows) keys on.
+    ``state`` = the dict a previous call returned (t, s, c_peg, n_violations, n_renorm)
+    continues the global step counter, the scale and the counters, so that calls over
+    consecutive pieces of the data (with nC of the whole problem) take exactly the steps, and
+    report the statistics, of one uninterrupted run. total_steps is what the callback reports
+    as the total (default: the steps of this call). An inserted row i is recorded with origin
+    origin_offset + i (its row number in the whole data when the call covers one piece of it),
+    which is what coalescing (a store made with coalesce=True) keys on.
     """
     cdef Store* st = &store.st
     cdef Py_ssize_t n = indptr.shape[0] - 1
@@ -130,6 +132,8 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
         t = state["t"]
         s = state["s"]
         c_peg = state["c_peg"]
+        n_viol = state.get("n_violations", 0)
+        n_renorm = state.get("n_renorm", 0)
     cdef int64_t t_first = t
     rng_seed(&rng, seed)
     with nogil:

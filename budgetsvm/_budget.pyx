@@ -84,13 +84,21 @@ cdef double gss_max(double a1, double a2, double logk, double lo, double hi, dou
 
     Runs while b − a ≥ eps and returns (a + b)/2 (ALGORITHMS.md §1.5.3): on [0,1] that is 10
     iterations for eps = 0.01 and 48 for eps = 1e-10. iters (may be NULL) gets the count.
+    A tie F(p) = F(q) keeps the lower part [a, q].
     """
+    return _gss(a1, a2, logk, lo, hi, eps, False, iters)
+
+
+cdef double _gss(double a1, double a2, double logk, double lo, double hi, double eps,
+                 bint zero_ties_up, int* iters) noexcept nogil:
+    # gss_max; zero_ties_up: a tie at F(p) = F(q) = 0 (both probes underflowed) keeps the upper
+    # part [p, b]. Other ties (the flat top at a small eps) still keep the lower part.
     cdef double a = lo, b = hi
     cdef double p = b - RHO * (b - a), q = a + RHO * (b - a)
     cdef double Fp = _merge_objective(a1, a2, logk, p), Fq = _merge_objective(a1, a2, logk, q)
     cdef int it = 0
     while b - a >= eps:
-        if Fp >= Fq:
+        if Fp > Fq or (Fp == Fq and not (zero_ties_up and Fp == 0.0)):
             b = q
             q = p
             Fq = Fp
@@ -179,7 +187,12 @@ cdef double merge_eval(Store* st, Py_ssize_t m, Py_ssize_t n, double logk, int m
         elif a1 > 0.0:
             h = gss_max(a1, a2, logk, 1.0, 6.0, eps, NULL)
         else:
-            h = gss_max(a1, a2, logk, -5.0, 0.0, eps, NULL)
+            # Far apart points (γ‖x̃_m − x̃_n‖² in the hundreds, as with unscaled features)
+            # make F underflow to exactly 0 at both probes: F(p) = F(q) = 0. F(0) ≥ 1 (a2 ≥ 1 +
+            # |a1|) and F → 0 at the far end, so such a tie must move towards 0. Keeping the
+            # lower part there (as on [1,6], where it is right) walked h to −5: z = −5x̃_m + 6x̃_n,
+            # and repeated merges of z grew its features ×11 a time until they overflowed.
+            h = _gss(a1, a2, logk, -5.0, 0.0, eps, True, NULL)
     km = exp(logk * (1.0 - h) * (1.0 - h))
     kn = exp(logk * h * h)
     for r in range(nc):
@@ -880,8 +893,11 @@ cdef inline int64_t* _iptr(cnp.ndarray a):
 
 
 # For tests.
-def gss(double a1, double a2, double logk, double lo=0.0, double hi=1.0, double eps=0.01):
-    """Golden-section maximisation of a1 κ^((1−h)²) + a2 κ^(h²): returns (h, iterations)."""
+def gss(double a1, double a2, double logk, double lo=0.0, double hi=1.0, double eps=0.01,
+        bint zero_ties_up=False):
+    """Golden-section maximisation of a1 κ^((1−h)²) + a2 κ^(h²): returns (h, iterations).
+    zero_ties_up: an underflowed tie F(p) = F(q) = 0 keeps the upper part (the multi-class
+    search on [−5, 0])."""
     cdef int iters = 0
-    h = gss_max(a1, a2, logk, lo, hi, eps, &iters)
+    h = _gss(a1, a2, logk, lo, hi, eps, zero_ties_up, &iters)
     return h, iters

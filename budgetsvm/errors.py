@@ -29,3 +29,7 @@ class ModelFormatError(BsvmError):
 
 class ParameterError(BsvmError):
     """An invalid combination of training parameters (the check_parameter idea of LIBSVM)."""
+
+
+class TrainingDiverged(BsvmError):
+    """Training produced a model with NaN or infinite values: it is never saved or scored."""

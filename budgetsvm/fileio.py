@@ -129,3 +129,19 @@ def _open_output(fd, binary):
     except BaseException:
         os.close(fd)
         raise
+
+
+def check_output_path(path):
+    """Raise BsvmError unless ``path`` can be written by atomic_output: its directory exists and
+    is writable, and the path itself is not a directory. Called before any long work, so that a
+    typo in an output path fails at once rather than after training (``-`` always passes)."""
+    if path in (None, "-"):
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise BsvmError(f"{path}: cannot write: is a directory")
+    if not os.path.isdir(directory):
+        missing = os.path.dirname(path) or directory
+        raise BsvmError(f"{path}: cannot write: no such directory {missing!r}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise BsvmError(f"{path}: cannot write: permission denied (directory {directory!r})")

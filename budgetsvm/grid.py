@@ -30,7 +30,7 @@ import uuid
 
 import numpy as np
 
-from budgetsvm.errors import BsvmError, ParameterError
+from budgetsvm.errors import BsvmError, ParameterError, TrainingDiverged
 from budgetsvm.fileio import atomic_output
 from budgetsvm.params import KERNEL_SOLVERS, LINEAR_SOLVERS, TrainParams
 
@@ -311,13 +311,23 @@ def rate_from_correct(correct, n):
 
 
 def fold_correct(X, y, fold_of_row, params, fold):
-    """Rows of ``fold`` predicted right by a model trained on the other folds."""
-    from budgetsvm.train import train
+    """Rows of ``fold`` predicted right by a model trained on the other folds (TrainingDiverged
+    when that model or its decision values are not finite)."""
+    from budgetsvm.train import predict_scored, train
     test = fold_of_row == fold
     if not test.any():
         return 0
     model = train(X[~test], y[~test], params)
-    return int(np.count_nonzero(model.predict(X[test]) == y[test]))
+    return int(np.count_nonzero(predict_scored(model, X[test]) == y[test]))
+
+
+def fold_outcome(X, y, fold_of_row, params, fold):
+    """fold_correct, or the reason (a str) when training diverged: the point then has no rate,
+    but the search goes on."""
+    try:
+        return fold_correct(X, y, fold_of_row, params, fold)
+    except TrainingDiverged as exc:
+        return str(exc)
 
 
 def cv_rate(X, y, params, nr_fold):
@@ -358,7 +368,7 @@ def _pool_init(source, zero_based, nr_fold, seed):
 
 def _pool_task(params, fold):
     X, y, fold_of_row = _WORKER["data"]
-    return fold_correct(X, y, fold_of_row, params, fold), "local"
+    return fold_outcome(X, y, fold_of_row, params, fold), "local"
 
 
 def dask_task(source, zero_based, nr_fold, params, fold):
@@ -373,7 +383,7 @@ def dask_task(source, zero_based, nr_fold, params, fold):
         name = get_worker().address
     except Exception:           # pragma: no cover - outside a worker
         name = "dask"
-    return fold_correct(X, y, fold_of_row, params, fold), name
+    return fold_outcome(X, y, fold_of_row, params, fold), name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -388,7 +398,7 @@ class InlineRunner:
     def run(self, tasks):
         X, y, fold_of_row = self.data
         for index, (params, fold) in enumerate(tasks):
-            yield index, fold_correct(X, y, fold_of_row, params, fold), "local"
+            yield index, fold_outcome(X, y, fold_of_row, params, fold), "local"
 
     def close(self, abort=False):
         pass
@@ -567,6 +577,7 @@ class GridResult:
     results: dict                   # Point -> rate, every point known (resumed and computed)
     computed: list                  # the points computed in this run, in completion order
     order: list                     # the job order
+    failed: dict = dataclasses.field(default_factory=dict)  # Point -> reason (no rate)
 
     @property
     def best(self):
@@ -629,6 +640,15 @@ def point_line(worker, point, rate, best_point, best_rate):
     return " ".join(parts) + " (best " + ", ".join(best) + ")"
 
 
+def failed_line(worker, point, reason, best_point, best_rate):
+    """The stdout line of a point without a rate: ``[worker] <log2c> <log2g> failed: <reason>
+    (best ...)``, so that no script reads a rate for it."""
+    line = point_line(worker, point, 0.0, best_point, best_rate)
+    head, _, best = line.partition(" (best ")
+    reason = reason.split(";")[0]
+    return head.rsplit(" ", 1)[0] + f" failed: {reason} (best " + best
+
+
 def best_lines(best_point, best_rate):
     """The two last stdout lines: ``best log2c=… log2g=… rate=…`` and grid.py's
     ``<C> <gamma> <rate>`` (actual values, not logs)."""
@@ -653,7 +673,7 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     on_result(point, rate) after each computed point. ``client``: an existing Dask Client to use
     instead of connecting to options.scheduler.
     """
-    from budgetsvm.train import small_classes, stratified_folds
+    from budgetsvm.train import largest_value, scale_notice, small_classes, stratified_folds
     warn = warn or (lambda line: None if options.quiet else print(line, file=sys.stderr))
     c_range, g_range, budgets, notices = searched_dimensions(options)
     for line in notices:
@@ -670,10 +690,14 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     fold_of_row = stratified_folds(y, options.fold, options.params.seed)   # checks folds <= rows
     for label in small_classes(y, options.fold):
         warn(f"warning: class {label:g} has fewer rows than the {options.fold} folds")
+    notice = scale_notice(largest_value(X))
+    if notice:
+        warn(notice)
 
     todo = [p for p in order if p not in resumed]
     results = dict(resumed)
     computed = []
+    failed = {}                # a point whose training diverged: its reason, and no rate
     # the runner first: a scheduler that does not answer must not clobber an existing -out file
     runner = _make_runner(options, X, y, fold_of_row, len(todo), client) if todo else None
     try:
@@ -692,6 +716,7 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
             tasks = [(point_params(options.params, p), f) for p in todo for f in
                      range(options.fold)]
             correct = [0] * len(todo)
+            reason = [None] * len(todo)
             remaining = [options.fold] * len(todo)
             folds_done = 0
             best_point, best_rate = select_best(results, order)
@@ -700,10 +725,18 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
             try:
                 for index, n_correct, worker in runner.run(tasks):
                     k = index // options.fold
-                    correct[k] += n_correct
+                    if isinstance(n_correct, str):
+                        reason[k] = reason[k] or n_correct
+                    else:
+                        correct[k] += n_correct
                     remaining[k] -= 1
                     folds_done += 1
-                    if remaining[k] == 0:
+                    if remaining[k] == 0 and reason[k]:
+                        # never a rate from a diverged model: the point is an error line, it is
+                        # not written to the result file (-resume computes it again)
+                        failed[todo[k]] = reason[k]
+                        emit(failed_line(worker, todo[k], reason[k], best_point, best_rate))
+                    elif remaining[k] == 0:
                         point = todo[k]
                         rate = rate_from_correct(correct[k], len(y))
                         results[point] = rate
@@ -724,10 +757,16 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     finally:
         if out:
             out.close()
+    if failed:
+        first = next(iter(failed.values()))
+        if not results:
+            raise TrainingDiverged(f"grid search: no point has a rate: {first}")
+        warn(f"warning: {len(failed)} of {len(order)} points failed and have no rate "
+             f"({first})")
     best_point, best_rate = select_best(results, order)
     for line in best_lines(best_point, best_rate):
         emit(line)
-    result = GridResult(best_point, best_rate, results, computed, order)
+    result = GridResult(best_point, best_rate, results, computed, order, failed)
     if options.png:
         plot_contour(options.png, results, best_point, best_rate,
                      title=os.path.basename(options.dataset), warn=warn)

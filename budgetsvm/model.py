@@ -182,7 +182,10 @@ class LinearModel:
 
     def predict(self, X):
         """Predicted labels (float64) for the rows of ``X``."""
-        F = self.decision_function(X)
+        return self.labels_from(self.decision_function(X))
+
+    def labels_from(self, F):
+        """Predicted labels from decision values F (as decision_function returns them)."""
         if self.multiclass == "binary":
             return _binary_labels(self.labels, F[:, 0])
         return _argmax_labels(self.labels, F)
@@ -414,6 +417,10 @@ class KernelModel:
         for start, stop, F in self._blocks(X):
             out[start:stop] = self._labels_from(F)
         return out
+
+    def labels_from(self, F):
+        """Predicted labels from decision values F (as decision_function returns them)."""
+        return self._labels_from(F)
 
     def _labels_from(self, F):
         if self.multiclass == "binary":

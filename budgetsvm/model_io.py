@@ -95,14 +95,47 @@ def dumps_model(model, format="native"):
     return _dump_libsvm(model)
 
 
-def _check_finite(model):
+def check_format(format, solver, labels=None):
+    """Raise ParameterError when a model of ``solver`` (trained on data with these class
+    ``labels``, if known) cannot be written in ``format``: the checks dumps_model makes, done
+    before training so that a run does not end in an error after all its work."""
+    from budgetsvm.errors import ParameterError
+    from budgetsvm.params import KERNEL_SOLVERS, LINEAR_SOLVERS
+    if format not in FORMATS:
+        raise ParameterError(f"--format: unknown model format {format!r}; choose one of "
+                             f"{', '.join(FORMATS)}")
+    if format == "liblinear" and solver in KERNEL_SOLVERS:
+        raise ParameterError(f"--format liblinear holds linear models; -s {solver} trains a "
+                             "kernel model: use --format native (or libsvm for two classes)")
+    if format == "libsvm" and solver in LINEAR_SOLVERS:
+        raise ParameterError(f"--format libsvm holds kernel models; -s {solver} trains a linear "
+                             "model: use --format native or liblinear")
+    if labels is None or format == "native":
+        return
+    if format == "libsvm" and len(labels) > 2:
+        raise ParameterError(f"--format libsvm: the data have {len(labels)} classes and a "
+                             f"multi-class -s {solver} model (arg-max over classes) has no "
+                             "LIBSVM one-vs-one form: use --format native")
+    bad = [v for v in np.asarray(labels, dtype=np.float64).tolist()
+           if not v.is_integer() or abs(v) > MAX_INDEX]
+    if bad:
+        raise ParameterError(f"--format {format}: LIBSVM/LIBLINEAR files store class labels as "
+                             f"32-bit integers, got {bad[0]:.17g}: use --format native")
+
+
+def is_finite(model):
+    """True when every number of the model (coefficients, SVs, bias, kernel, Platt) is finite."""
     arrays = [model.labels, model.coef, np.asarray([getattr(model, "bias", 0.0)])]
     if isinstance(model, LinearModel):
         arrays.append(model.bias_coef)
     else:
         arrays += [model.rho, model.sv.data, np.asarray([model.kernel.gamma, model.kernel.coef0])]
     arrays += [a for a in (model.prob_a, model.prob_b) if a is not None]
-    if not all(np.isfinite(a).all() for a in arrays):
+    return all(np.isfinite(a).all() for a in arrays)
+
+
+def _check_finite(model):
+    if not is_finite(model):
         raise BsvmError("the model contains non-finite values (NaN or infinity), "
                         "probably from a diverged training run; not writing it")
 

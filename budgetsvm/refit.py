@@ -23,7 +23,7 @@ import time
 import numpy as np
 import scipy.linalg as sla
 
-from budgetsvm.errors import BsvmError
+from budgetsvm.errors import TrainingDiverged
 from budgetsvm.model import kernel_blocks, sv_columns
 
 # Eigenvalues of K_SS below this fraction of the largest are dropped: along those directions the
@@ -291,8 +291,8 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None):
             b0 = best_offset(K @ (T @ w0), y, cr)
             w, b, newton = newton_refit(K, T, y, cr, w0, b0)
             if not np.all(np.isfinite(w)) or not np.isfinite(b):
-                raise BsvmError("the refit on the support vectors diverged (non-finite "
-                                "coefficients); train with --polish none")
+                raise TrainingDiverged("the refit on the support vectors gave non-finite "
+                                       "coefficients; train with --polish none")
             coef[sv_rows, c] = T @ w
             rho[c] = -b
             info["refit_iterations"] += newton["iterations"]
@@ -311,6 +311,8 @@ def polish_model(model, X, y_index, class_cost, params, groups=None):
     'none' leaves the model exactly as the solver made it."""
     if params.polish == "none":
         return model
+    from budgetsvm.train import ensure_finite
+    ensure_finite(model)                   # a diverged iterate has nothing to refit
     info = refit_model(model, X, y_index, class_cost, int(params.seed), groups=groups)
     model.params["polish"] = params.polish
     model.train_info.update(info)

@@ -23,11 +23,14 @@ Parameter files. Min-max files are svm-scale's (``-s``/``-r`` interchangeable wi
     index min max          (one line per kept feature, ascending)
 
 Standardisation files replace the ``x`` section with ``standardize`` followed by
-``index mean sd`` lines. Numbers are written with %.17g, so a restore reproduces the training
-transform exactly. Features not listed in a restore file are dropped (svm-scale scales them to 0).
+``index mean sd`` lines. Numbers are written with %.17g (as svm-scale does), so a restore
+reproduces the training transform exactly. Features not listed in a restore file are dropped
+(svm-scale scales them to 0).
 
-Values are written in the shortest form that reads back to the same double (svm-scale writes
-%g, 6 significant digits); labels with %.17g as svm-scale.
+Scaled values are written as svm-scale writes them, with %g (6 significant digits: the output
+is about half the size of exact digits); ``precise=True`` (bsvm-scale --precise) writes the
+shortest form that reads back to the same double instead. Labels are written with %.17g, as
+svm-scale does.
 """
 import math
 
@@ -211,15 +214,18 @@ def _short(v):
     return text[:-2] if text.endswith(".0") else text
 
 
-def format_rows(X, y):
-    """LIBSVM-format text of (X, y): ``label index:value ...`` per row, no trailing space."""
+def format_rows(X, y, precise=False):
+    """LIBSVM-format text of (X, y): ``label index:value ...`` per row, no trailing space.
+
+    Values with svm-scale's %g, or exactly (shortest round-trip form) when ``precise``."""
     n = X.shape[0]
     if n == 0:
         return ""
     indptr = X.indptr
     nnz = len(X.data)
     uniq, inv = np.unique(X.data, return_inverse=True)
-    value_text = np.array([_short(v) for v in uniq.tolist()] or [""], dtype=object)
+    text = _short if precise else "%g".__mod__
+    value_text = np.array([text(v) for v in uniq.tolist()] or [""], dtype=object)
     used = np.unique(X.indices)
     prefix = np.empty(X.shape[1] if X.shape[1] else 1, dtype=object)
     prefix[used] = [f" {j + 1}:" for j in used.tolist()]

@@ -32,15 +32,20 @@ DEFAULT_BUFFER_MB = 16
 MAX_CLASSES = 1 << 16
 
 
-def scan(path, zero_based=False, buffer_bytes=DEFAULT_BUFFER_MB << 20):
-    """First pass: (n rows, d = largest index, labels in label order (group_classes))."""
+def scan(path, zero_based=False, buffer_bytes=DEFAULT_BUFFER_MB << 20, stats=None):
+    """First pass: (n rows, d = largest index, labels in label order (group_classes)).
+
+    stats (a dict), if given, receives largest: the largest absolute feature value."""
     if path == "-":
         raise BsvmError("--stream reads the training file more than once: give a file, not -")
     n, d, seen = 0, 0, []
     known = set()
+    largest = 0.0
     for X, y in iter_problem_chunks(path, zero_based, buffer_bytes):
         n += X.shape[0]
         d = max(d, X.shape[1])
+        if X.nnz:
+            largest = max(largest, float(np.abs(X.data).max()))
         uniq, first = np.unique(y, return_index=True)
         for value in uniq[np.argsort(first)]:
             if value not in known:
@@ -52,13 +57,17 @@ def scan(path, zero_based=False, buffer_bytes=DEFAULT_BUFFER_MB << 20):
     if n == 0:
         raise DataFormatError(path, None, "no data (the file is empty or has only comments)")
     labels, _ = group_classes(np.asarray(seen, dtype=np.float64))
+    if stats is not None:
+        stats["largest"] = largest
     return n, d, labels
 
 
 def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_MB,
-                      callback=None):
+                      callback=None, after_scan=None):
     """Train BSGD by streaming ``path`` (see the module docstring); returns a KernelModel.
 
+    after_scan(n, d, labels, largest) is called after the first pass, before any training (the
+    caller's checks that need the data: number of classes, scale); it may raise.
     callback(step, info) about every 10⁴ steps, as train_bsgd. model.train_info as train_bsgd,
     plus n_buffers (buffers per epoch) and single_class_buffers (buffers holding one class only:
     a sign that the file is sorted by label; a warning is issued)."""
@@ -67,14 +76,18 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     from budgetsvm.kernel_solvers import (bsgd_info, bsgd_model, bsgd_setup, class_weight_vector,
                                           csr_arrays)
     from budgetsvm.params import check_params
+    from budgetsvm.train import ensure_finite
     check_params(params)
     if params.solver != "bsgd":
         raise BsvmError("--stream is available for -s bsgd only (an online method)")
     buffer_bytes = max(int(buffer_mb * (1 << 20)), 1 << 16)
-    n, d, labels = scan(path, zero_based, buffer_bytes)
+    stats = {}
+    n, d, labels = scan(path, zero_based, buffer_bytes, stats)
     if len(labels) < 2:
         raise BsvmError(f"the training data has only one class (label {labels[0]:g}); "
                         "a classifier needs at least two")
+    if after_scan is not None:
+        after_scan(n, d, labels, stats["largest"])
     store, options, gamma = bsgd_setup(params, d, len(labels))
     class_weight = class_weight_vector(labels, params)
     # label → class index by binary search in the sorted labels
@@ -138,10 +151,10 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     sv, A, _, _ = store.export()
     info = bsgd_info(store, res, seconds, maintenance_seconds, gamma)
     info.update(n_buffers=n_buffers, single_class_buffers=single_class)
-    model = bsgd_model(labels, params, n, d, sv, A * res["s"], info)
+    model = ensure_finite(bsgd_model(labels, params, n, d, sv, A * res["s"], info))
     if keep is None:
         return model
     from budgetsvm.kernel_solvers import _canonical_csr
     X_kept = _canonical_csr(sp.vstack(kept_X, format="csr"))
-    return polish_model(model, X_kept, np.concatenate(kept_y),
-                        float(params.C) * class_weight, params)
+    return ensure_finite(polish_model(model, X_kept, np.concatenate(kept_y),
+                                      float(params.C) * class_weight, params))

@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from budgetsvm._rng import Random
-from budgetsvm.errors import BsvmError, ParameterError
+from budgetsvm.errors import BsvmError, ParameterError, TrainingDiverged
 from budgetsvm.labels import group_classes
 from budgetsvm.params import LINEAR_SOLVERS, TrainParams, check_params
 
@@ -15,6 +15,15 @@ MAX_LINEAR_WEIGHTS = 1 << 28
 
 # Solvers that can report per-epoch progress (--monitor).
 KERNEL_MONITORED = ("bsgd", "bsca")
+
+# Feature values beyond this magnitude are "far from unit scale": the commands say so once and
+# name bsvm-scale (svm-scale's [-1, 1] and standardised data stay well below it).
+FAR_FROM_UNIT_SCALE = 100.0
+
+DIVERGED = ("training diverged: the model contains non-finite values (NaN or infinity); "
+            "scaled features (bsvm-scale), a smaller -c or a smaller learning rate may help")
+DIVERGED_DECISIONS = ("training diverged: the model's decision values are not finite (NaN or "
+                      "infinity); scaled features (bsvm-scale) or a smaller -c may help")
 
 
 def _solver_function(name):
@@ -76,8 +85,43 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
             position = {float(v): i for i, v in enumerate(labels)}
             y_test = np.array([position.get(float(v), -1) for v in y_test], dtype=np.int32)
             extra["monitor_test"] = (X_test, y_test)
-    return _solver_function(params.solver)(X, y_index, labels, params, callback=callback,
-                                           **extra)
+    return ensure_finite(_solver_function(params.solver)(X, y_index, labels, params,
+                                                         callback=callback, **extra))
+
+
+def ensure_finite(model):
+    """The model itself, or TrainingDiverged when a value is NaN or infinite: such a model is
+    never written, used for prediction or scored in cross-validation."""
+    from budgetsvm.model_io import is_finite
+    if not is_finite(model):
+        raise TrainingDiverged(DIVERGED)
+    return model
+
+
+def predict_scored(model, X):
+    """model.predict(X) for scoring (cross-validation, grid search), or TrainingDiverged when a
+    decision value is NaN or infinite: the label of such a row is arbitrary, so is the rate."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        F = model.decision_function(X)
+    if not np.isfinite(F).all():
+        raise TrainingDiverged(DIVERGED_DECISIONS)
+    return model.labels_from(F)
+
+
+def scale_notice(largest):
+    """The one-line notice for data whose largest absolute feature value is ``largest``, or
+    None when it is not far from unit scale."""
+    if not largest > FAR_FROM_UNIT_SCALE:
+        return None
+    return (f"notice: feature values reach {largest:g}, far from unit scale; kernels and "
+            "solvers work best on scaled features: see bsvm-scale (e.g. bsvm-scale -l 0 "
+            "-s scaling train > train.scaled, then bsvm-scale -r scaling test > test.scaled)")
+
+
+def largest_value(X):
+    """max |x_ij| over the stored values of a sparse matrix (0 for an empty one)."""
+    data = sp.csr_matrix(X).data
+    return float(np.abs(data).max()) if data.size else 0.0
 
 
 def stratified_folds(y, nr_fold, seed):
@@ -122,15 +166,19 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
         test = fold == f
         if not test.any():
             continue
-        model = train(X[~test], y[~test], params, callback=callback)
-        predicted[test] = model.predict(X[test])
+        try:
+            model = train(X[~test], y[~test], params, callback=callback)
+            predicted[test] = predict_scored(model, X[test])
+        except TrainingDiverged as exc:
+            raise TrainingDiverged(f"fold {f + 1} of {nr_fold}: {exc}") from None
         if on_fold is not None:
             on_fold(f)
     return predicted
 
 
 def summary_lines(model, stats=False):
-    """End-of-training diagnostics for stderr (LIBLINEAR's lines for the linear CD solvers)."""
+    """End-of-training summary lines (LIBLINEAR's lines for the linear CD solvers); bsvm-train
+    prints them on stdout, as LIBSVM and LIBLINEAR do."""
     info = getattr(model, "train_info", None)
     if not info:
         return []

@@ -49,11 +49,17 @@ def test_hand_computed_case(tmp_path):
     (tmp_path / "d").write_text(HAND)
     r = scale("-s", "p", "d", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    # values as svm-scale prints them (%g); --precise: the exact doubles
     assert r.stdout == ("1 2:-1 3:1\n"
-                        "-1 1:-1 2:-0.33333333333333337\n"
+                        "-1 1:-1 2:-0.333333\n"
                         "1 1:1 2:1 3:-1\n")
+    assert scale("--precise", "d", cwd=tmp_path).stdout == ("1 2:-1 3:1\n"
+                                                            "-1 1:-1 2:-0.33333333333333337\n"
+                                                            "1 1:1 2:1 3:-1\n")
     assert (tmp_path / "p").read_text() == "x\n-1 1\n1 0 4\n2 0 3\n3 0 4\n"
     r = scale("-l", "0", "d", cwd=tmp_path)
+    assert r.stdout == "1 1:0.5 3:1\n-1 2:0.333333 3:0.5\n1 1:1 2:1\n"
+    r = scale("--precise", "-l", "0", "d", cwd=tmp_path)
     assert r.stdout == "1 1:0.5 3:1\n-1 2:0.3333333333333333 3:0.5\n1 1:1 2:1\n"
     r = scale("-l", "0", "-y", "0", "1", "d", cwd=tmp_path)
     assert [line.split()[0] for line in r.stdout.splitlines()] == ["1", "0", "1"]
@@ -63,7 +69,7 @@ def test_hand_computed_case(tmp_path):
 def test_matches_numpy_and_libsvm_commonutil(tmp_path, bounds):
     lower, upper = bounds
     X, y = io.read_problem(HEART)
-    r = scale("-l", lower, "-u", upper, HEART, cwd=tmp_path)
+    r = scale("--precise", "-l", lower, "-u", upper, HEART, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     Xs, ys = parse(r.stdout, tmp_path, n_features=X.shape[1])
     np.testing.assert_array_equal(ys, y)
@@ -81,12 +87,14 @@ def test_restore_reproduces_training_transform(tmp_path):
     again = scale("-r", "p", HEART, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert again.stdout == train.stdout                      # byte-identical
+    assert scale("--precise", "-r", "p", HEART, cwd=tmp_path).stdout == \
+        scale("--precise", HEART, cwd=tmp_path).stdout
     # A test set: other rows, values outside the training range are extrapolated.
     D = X.toarray()[:50] * 1.5
     (tmp_path / "t").write_text("".join(
         f"{int(label)} " + " ".join(f"{j + 1}:{v!r}" for j, v in enumerate(row) if v) + "\n"
         for label, row in zip(y[:50].tolist(), D.tolist())))
-    test = scale("-r", "p", "t", cwd=tmp_path)
+    test = scale("--precise", "-r", "p", "t", cwd=tmp_path)
     Ts, _ = parse(test.stdout, tmp_path, n_features=X.shape[1])
     _, fmin, fmax = numpy_minmax(X, -1.0, 1.0)
     expected, _, _ = numpy_minmax(sp.csr_matrix(D), -1.0, 1.0, fmin, fmax)
@@ -123,7 +131,7 @@ def test_y_section_round_trip(tmp_path):
 
 def test_standardize(tmp_path):
     X, y = io.read_problem(HEART)
-    r = scale("--standardize", "-s", "p", HEART, cwd=tmp_path)
+    r = scale("--precise", "--standardize", "-s", "p", HEART, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     Xs, _ = parse(r.stdout, tmp_path, n_features=X.shape[1])
     D = X.toarray()
@@ -131,7 +139,7 @@ def test_standardize(tmp_path):
     expected = np.where(sd > 0, (D - D.mean(axis=0)) / np.where(sd > 0, sd, 1), 0.0)
     np.testing.assert_allclose(Xs.toarray(), expected, rtol=0, atol=1e-12)
     assert (tmp_path / "p").read_text().startswith("standardize\n")
-    assert scale("-r", "p", HEART, cwd=tmp_path).stdout == r.stdout
+    assert scale("--precise", "-r", "p", HEART, cwd=tmp_path).stdout == r.stdout
 
 
 @pytest.mark.parametrize("args,status,text", [
@@ -169,3 +177,28 @@ def test_must_show_a9a_scale_train_predict(tmp_path):
     assert r.returncode == 0, r.stderr
     accuracy = float(r.stdout.split("=")[1].split("%")[0])
     assert accuracy > 84.0
+
+
+def svm_scale_text(X, y, lower, upper):
+    """svm-scale's output (svm-scale.c: labels %.17g, then index:%g for every non-zero scaled
+    value; the trailing spaces svm-scale leaves are not written) of the numpy computation."""
+    expected, _, _ = numpy_minmax(X, lower, upper)
+    return "".join("%.17g" % label + "".join(" %d:%g" % (j + 1, v) for j, v in enumerate(row)
+                                             if v != 0) + "\n"
+                   for label, row in zip(y.tolist(), expected.tolist()))
+
+
+@pytest.mark.parametrize("bounds", [(-1.0, 1.0), (0.0, 1.0), (-2.0, 5.0)])
+def test_default_output_is_svm_scale_precision(tmp_path, bounds):
+    X, y = io.read_problem(HEART)
+    r = scale("-l", bounds[0], "-u", bounds[1], "-s", "p", HEART, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == svm_scale_text(X, y, *bounds)
+    # the parameter file stays exact: a restore of the training data gives the same text
+    assert scale("-r", "p", HEART, cwd=tmp_path).stdout == r.stdout
+    precise = scale("--precise", "-l", bounds[0], "-u", bounds[1], HEART, cwd=tmp_path).stdout
+    Xs, _ = parse(r.stdout, tmp_path, n_features=X.shape[1])
+    Xp, _ = parse(precise, tmp_path, n_features=X.shape[1])
+    np.testing.assert_allclose(Xs.toarray(), Xp.toarray(), rtol=5e-6, atol=0)
+    if bounds == (-1.0, 1.0):
+        assert len(r.stdout) < 0.9 * len(precise)

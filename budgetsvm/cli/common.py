@@ -37,16 +37,40 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     click.echo(f"warning: {message}", err=True)
 
 
-def run(command, argv=None, prog_name=None):
-    """Run a click command with our error conventions; never returns."""
+def long_options(command):
+    """The --long option names of a click command."""
+    return {name for param in command.params for name in getattr(param, "opts", ())
+            if name.startswith("--")}
+
+
+def check_single_dash(argv, names):
+    """LIBSVM users type ``-epochs 5``; click would read ``-e pochs``. A single-dash word whose
+    double-dash form is one of ``names`` is a usage error that says so."""
+    for arg in argv:
+        word = arg.split("=", 1)[0]
+        if len(word) > 2 and word[0] == "-" and word[1].isalpha() and "-" + word in names:
+            raise ParameterError(f"{word}: long options take two dashes: use -{word}")
+
+
+def run(command, argv=None, prog_name=None, hint_options=()):
+    """Run a click command with our error conventions; never returns.
+
+    Usage errors are one line on stderr (exit 2). hint_options: more --long names (besides the
+    command's own) for which a single-dash spelling gets a hint."""
     argv = sys.argv[1:] if argv is None else list(argv)
     signal.signal(signal.SIGTERM, _on_sigterm)
     warnings.showwarning = _show_warning        # library warnings: one line, no source echo
     try:
-        command.main(args=rewrite_glued_weights(argv), prog_name=prog_name,
-                     standalone_mode=False)
+        argv = rewrite_glued_weights(argv)
+        check_single_dash(argv, long_options(command) | set(hint_options))
+        command.main(args=argv, prog_name=prog_name, standalone_mode=False)
     except click.exceptions.Abort:
         _fail("interrupted", 130)
+    except click.UsageError as exc:
+        name = prog_name or command.name
+        click.echo(f"Usage error: {exc.format_message().rstrip('.')} (see {name} --help)",
+                   err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

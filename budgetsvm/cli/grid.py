@@ -79,7 +79,7 @@ def split_arguments(argv):
     """(grid option dict, pass-through argv, dataset) from bsvm-grid's argv."""
     argv = list(argv)
     if not argv:
-        raise click.UsageError("give a training file (bsvm-grid --help for the options)")
+        raise click.UsageError("give a training file")
     dataset = argv[-1]
     if dataset.startswith("-") and dataset != "-":
         raise click.UsageError(f"the training file must come last, got option {dataset!r}")
@@ -199,7 +199,7 @@ def parse_arguments(argv):
 def command(args):
     """Cross-validated grid search over C and gamma (see bsvm-grid --help)."""
     if not args:
-        raise click.UsageError("give a training file (bsvm-grid --help for the options)")
+        raise click.UsageError("give a training file")
     if "--help" in args:
         click.echo(USAGE, nl=False)
         return
@@ -234,4 +234,7 @@ def command(args):
 
 
 def main(argv=None):
-    run(command, argv, prog_name="bsvm-grid")
+    from budgetsvm.cli.common import long_options
+    grid_long = {name for name in _GRID_WITH_VALUE | _GRID_FLAGS if name.startswith("--")}
+    run(command, argv, prog_name="bsvm-grid",
+        hint_options=long_options(_training_parser()) | grid_long | {"--help"})

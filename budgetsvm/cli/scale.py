@@ -50,8 +50,11 @@ def _blocks(path, shown):
               help="restore the scaling parameters from FILE (svm-scale's format)")
 @click.option("--standardize", is_flag=True,
               help="mean 0 and standard deviation 1 instead of [lower, upper] (densifies zeros)")
+@click.option("--precise", is_flag=True,
+              help="write the scaled values exactly (shortest round-trip digits) instead of "
+                   "svm-scale's %g (6 significant digits)")
 @click.argument("data_file")
-def command(lower, upper, y_range, save_file, restore_file, standardize, data_file):
+def command(lower, upper, y_range, save_file, restore_file, standardize, precise, data_file):
     """Scale DATA_FILE (LIBSVM format; .gz/.bz2/.xz or - for stdin) and write it to stdout."""
     if save_file is not None and restore_file is not None:
         raise click.UsageError("cannot use -r and -s simultaneously")
@@ -60,7 +63,7 @@ def command(lower, upper, y_range, save_file, restore_file, standardize, data_fi
             info("notice: -l/-u/-y/--standardize are ignored with -r: the restore file "
                  "defines the transform", False)
         scaling = load_scaling(restore_file)
-        _output(scaling, _blocks(data_file, data_file))
+        _output(scaling, _blocks(data_file, data_file), precise)
         return
     lower = -1.0 if lower is None else lower
     upper = 1.0 if upper is None else upper
@@ -77,19 +80,19 @@ def command(lower, upper, y_range, save_file, restore_file, standardize, data_fi
         if save_file is not None:
             with atomic_output(save_file) as out:
                 out.write(dumps_scaling(scaling))
-        new_nnz = _output(scaling, _blocks(path, data_file))
+        new_nnz = _output(scaling, _blocks(path, data_file), precise)
     if new_nnz > nnz and not standardize:
         info(f"WARNING: scaling raised the non-zeros from {nnz} to {new_nnz}; if feature values "
              "are non-negative and sparse, use -l 0 rather than the default -l -1", False)
 
 
-def _output(scaling, blocks):
+def _output(scaling, blocks, precise=False):
     stdout = sys.stdout
     nnz = 0
     for X, y in blocks:
         Xs, ys = transform(scaling, X, y)
         nnz += Xs.nnz
-        stdout.write(format_rows(Xs, ys))
+        stdout.write(format_rows(Xs, ys, precise))
     stdout.flush()
     return nnz
 

@@ -5,25 +5,55 @@ import click
 import numpy as np
 
 from budgetsvm import io, model_io
-from budgetsvm.fileio import atomic_output
+from budgetsvm.fileio import atomic_output, check_output_path
 from budgetsvm.cli.common import info, run
 from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, POLISH, SOLVERS, VARIANTS,
                               TrainParams, check_params)
 from budgetsvm.progress import task_progress
-from budgetsvm.train import KERNEL_MONITORED, cross_validation, small_classes, summary_lines, train
+from budgetsvm.train import (KERNEL_MONITORED, cross_validation, largest_value, scale_notice,
+                             small_classes, summary_lines, train)
 
 KERNEL_CODES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
 KERNEL_NAMES = {"linear": "linear", "poly": "poly", "polynomial": "poly", "rbf": "rbf",
                 "sigmoid": "sigmoid"}
 
 
+# LIBSVM's and LIBLINEAR's -s numbers (USERS.md §4.1, §4.3): (what it is, the solver to use).
+LIBSVM_NUMBERS = {
+    "0": ("C-SVC", "use -s bsgd (or bsca)"),
+    "1": ("nu-SVC", "nearest: -s bsgd (or bsca), with -c in place of nu"),
+    "2": ("one-class SVM", None), "3": ("epsilon-SVR", None), "4": ("nu-SVR", None)}
+LIBLINEAR_NUMBERS = {
+    "0": ("logistic regression", "nearest: -s dcd (hinge loss)"),
+    "1": ("L2-loss SVC, dual", "use -s dcd --loss l2"),
+    "2": ("L2-loss SVC, primal", "use -s dcd --loss l2"),
+    "3": ("L1-loss SVC, dual", "use -s dcd"),
+    "4": ("Crammer-Singer multi-class SVC", "nearest: -s ww (Weston-Watkins multi-class)"),
+    "5": ("L1-regularised L2-loss SVC", "nearest: -s dcd --loss l2 (L2-regularised)"),
+    "6": ("L1-regularised logistic regression", "nearest: -s dcd (hinge loss, L2)"),
+    "7": ("logistic regression, dual", "nearest: -s dcd (hinge loss)"),
+    "11": ("L2-loss SVR", None), "12": ("L2-loss SVR, dual", None),
+    "13": ("L1-loss SVR, dual", None), "21": ("one-class SVM", None)}
+
+
+def solver_number_hint(value):
+    """One line saying which solver name is nearest to LIBSVM's and LIBLINEAR's -s value."""
+    parts = []
+    for tool, table in (("LIBSVM", LIBSVM_NUMBERS), ("LIBLINEAR", LIBLINEAR_NUMBERS)):
+        if value in table:
+            what, use = table[value]
+            parts.append(f"{tool}'s -s {value} ({what}): "
+                         f"{use or 'no counterpart (budgetsvm trains classifiers)'}")
+    known = "; ".join(parts) if parts else f"-s {value} is neither LIBSVM's nor LIBLINEAR's"
+    return (f"solvers are chosen by name, not number (LIBSVM's and LIBLINEAR's numbers clash): "
+            f"{known}; the names are {', '.join(SOLVERS)}")
+
+
 def _solver(ctx, param, value):
     if value is None:
         return None
     if value.lstrip("-").isdigit():
-        raise click.BadParameter(
-            f"solvers are chosen by name, not number (LIBSVM's and LIBLINEAR's numberings "
-            f"clash): use one of {', '.join(SOLVERS)}")
+        raise click.BadParameter(solver_number_hint(value.lstrip("+")))
     if value not in SOLVERS:
         raise click.BadParameter(f"unknown solver {value!r}; use one of {', '.join(SOLVERS)}")
     return value
@@ -191,19 +221,28 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         if training_file == "-":
             raise click.UsageError("give a MODEL_FILE when the training data come from stdin")
         model_file = os.path.basename(training_file) + ".model"
+    if folds is None:
+        # everything that does not need the data is checked before reading it
+        model_io.check_format(model_format, params.solver)
+        check_output_path(model_file)
+        _check_monitor_usage(params, monitor_file, monitor_test_file)
     if stream:
         _check_stream_usage(params, training_file, folds, probability, monitor_file)
         from budgetsvm.stream import train_bsgd_stream
+
+        def after_scan(n, d, labels, largest):
+            model_io.check_format(model_format, params.solver, labels)
+            _scale_notice(largest, quiet)
         with task_progress("training (bsgd, streaming)", quiet=quiet) as update:
             model = train_bsgd_stream(training_file, params, zero_based=zero_based,
-                                      buffer_mb=stream_buffer,
+                                      buffer_mb=stream_buffer, after_scan=after_scan,
                                       callback=lambda it, info_: update(completed=it,
                                                                         info=info_))
-        for line in summary_lines(model, stats=stats):
-            info(line, quiet)
+        _print_summary(model, stats, model_file, quiet)
         model_io.save_model(model, model_file, format=model_format)
         return
     X, y = io.read_problem(training_file, zero_based=zero_based)
+    _scale_notice(largest_value(X), quiet)
     if folds is not None:
         if probability == "1":
             info("notice: -b 1 has no effect with -v (the accuracy is that of the "
@@ -216,10 +255,7 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         accuracy = 100.0 * np.mean(predicted == y)
         click.echo("Cross Validation Accuracy = %g%%" % accuracy)
         return
-    if monitor_test_file and not monitor_file:
-        raise click.UsageError("--monitor-test needs --monitor FILE")
-    if monitor_file and params.solver not in KERNEL_MONITORED:
-        raise click.UsageError("--monitor is available for -s bsgd and -s bsca only")
+    model_io.check_format(model_format, params.solver, np.unique(y))   # classes from the data
     rows = []
     monitor_test = io.read_problem(monitor_test_file) if monitor_test_file else None
     with task_progress(f"training ({params.solver})", quiet=quiet) as update:
@@ -227,13 +263,36 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
                       monitor=rows.append if monitor_file else None, monitor_test=monitor_test)
     if monitor_file:
         write_monitor_csv(monitor_file, rows)
-    for line in summary_lines(model, stats=stats):
-        info(line, quiet)
+    _print_summary(model, stats, model_file, quiet)
     if probability == "1":
         from budgetsvm.probability import N_FOLDS, fit_probability
         with task_progress(f"probability model ({N_FOLDS}-fold CV)", quiet=quiet):
             fit_probability(X, y, params, model)
     model_io.save_model(model, model_file, format=model_format)
+
+
+def _check_monitor_usage(params, monitor_file, monitor_test_file):
+    if monitor_test_file and not monitor_file:
+        raise click.UsageError("--monitor-test needs --monitor FILE")
+    if monitor_file and params.solver not in KERNEL_MONITORED:
+        raise click.UsageError("--monitor is available for -s bsgd and -s bsca only")
+    check_output_path(monitor_file)
+
+
+def _scale_notice(largest, quiet):
+    notice = scale_notice(largest)
+    if notice:
+        info(notice, quiet)
+
+
+def _print_summary(model, stats, model_file, quiet):
+    """The end-of-training lines (optimization finished, Objective value, nSV...) go to stdout,
+    where LIBSVM and LIBLINEAR print them and scripts grep them, unless stdout carries the
+    model (model file -); -q suppresses them."""
+    if quiet:
+        return
+    for line in summary_lines(model, stats=stats):
+        click.echo(line, err=model_file == "-")
 
 
 def _check_stream_usage(params, training_file, folds, probability, monitor_file):

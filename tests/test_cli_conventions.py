@@ -1,0 +1,235 @@
+"""What LIBSVM/LIBLINEAR users' scripts and habits rely on (USERS.md §4): summary lines on
+stdout, failures found before any work, one-line usage errors, hints for LIBSVM's numbers and
+single-dash long options.
+
+"Before any work" is checked with spies on the functions that do the work (reading the data,
+training): the property is that they are never called when an option cannot be honoured.
+"""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import budgetsvm.cli.train as cli_train
+from budgetsvm import io, model_io
+
+BIN = Path(sys.executable).parent
+DATA = Path(__file__).resolve().parent.parent / "data"
+HEART = DATA / "heart_scale.xz"
+
+
+def run(tool, *args, cwd=None):
+    return subprocess.run([str(BIN / tool), *map(str, args)], cwd=cwd, capture_output=True,
+                          timeout=300)
+
+
+def one_line(text):
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) == 1, text
+    assert "Traceback" not in text
+    return lines[0]
+
+
+def three_classes(path):
+    """heart_scale with a third class (label 2 for every fifth row): a multi-class problem."""
+    X, y = io.read_problem(HEART)
+    y = y.copy()
+    y[::5] = 2
+    with open(path, "w") as f:
+        for i in range(X.shape[0]):
+            row = X[i]
+            f.write("%g" % y[i] + "".join(f" {j + 1}:{v:.17g}" for j, v in
+                                          zip(row.indices, row.data)) + "\n")
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Item: failures that can be found before training are found before training
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail the test if the data are read or a model is trained (bsvm-train in process)."""
+    calls = []
+
+    def spy(name):
+        def called(*args, **kwargs):
+            calls.append(name)
+            raise AssertionError(f"{name} was called: the check came after the work")
+        return called
+    monkeypatch.setattr(cli_train, "train", spy("train"))
+    monkeypatch.setattr(cli_train, "cross_validation", spy("cross_validation"))
+    import budgetsvm._bsgd
+    monkeypatch.setattr(budgetsvm._bsgd, "bsgd_solve", spy("bsgd_solve"))
+    return calls
+
+
+def train_in_process(capsys, *args):
+    with pytest.raises(SystemExit) as exc:
+        cli_train.main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return exc.value.code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("extra", [["-s", "dcd"], ["-s", "bsgd"], ["--stream"]])
+def test_missing_output_directory_fails_before_reading_data(tmp_path, capsys, monkeypatch,
+                                                           no_work, extra):
+    monkeypatch.setattr(cli_train.io, "read_problem", lambda *a, **k: no_work.append("read"))
+    monkeypatch.chdir(tmp_path)
+    status, out, err = train_in_process(capsys, *extra, HEART, "nodir/m")
+    assert status == 1
+    assert one_line(err) == "nodir/m: cannot write: no such directory 'nodir'"
+    assert no_work == [] and out == ""
+    (tmp_path / "adir").mkdir()
+    status, out, err = train_in_process(capsys, *extra, HEART, "adir")
+    assert status == 1 and one_line(err) == "adir: cannot write: is a directory"
+    status, out, err = train_in_process(capsys, "--monitor", "nodir/csv", HEART, "m")
+    assert status == 1 and "nodir/csv: cannot write" in one_line(err)
+    assert no_work == []
+
+
+@pytest.mark.parametrize("solver,fmt", [("dcd", "libsvm"), ("acf", "libsvm"), ("ww", "libsvm"),
+                                        ("bsgd", "liblinear"), ("bsca", "liblinear")])
+def test_format_that_cannot_hold_the_solvers_model_fails_before_reading_data(
+        tmp_path, capsys, monkeypatch, no_work, solver, fmt):
+    monkeypatch.setattr(cli_train.io, "read_problem", lambda *a, **k: no_work.append("read"))
+    status, out, err = train_in_process(capsys, "-s", solver, "--format", fmt, HEART,
+                                        tmp_path / "m")
+    assert status == 2
+    assert f"--format {fmt}" in one_line(err) and f"-s {solver}" in err
+    assert no_work == [] and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("solver,stream", [("bsgd", False), ("bsca", False), ("bsgd", True)])
+def test_libsvm_format_with_three_classes_fails_before_training(tmp_path, capsys, monkeypatch,
+                                                                no_work, solver, stream):
+    data = three_classes(tmp_path / "three")
+    status, out, err = train_in_process(capsys, "-s", solver, "--format", "libsvm",
+                                        *(["--stream"] if stream else []), data, tmp_path / "m")
+    assert status == 2
+    assert "3 classes" in one_line(err)
+    assert no_work == [] and not (tmp_path / "m").exists()
+    # the oracle: a model of these data really cannot be written in that format
+    monkeypatch.undo()
+    X, y = io.read_problem(data)
+    from budgetsvm.params import TrainParams
+    from budgetsvm.train import train
+    model = train(X, y, TrainParams(solver=solver, budget=10, epochs=1))
+    with pytest.raises(Exception, match="one-vs-one"):
+        model_io.dumps_model(model, "libsvm")
+
+
+def test_non_integer_labels_with_a_liblinear_file_fail_before_training(tmp_path, capsys,
+                                                                      no_work):
+    data = tmp_path / "half"
+    data.write_text("0.5 1:1\n1.5 1:-1\n0.5 1:2\n")
+    status, out, err = train_in_process(capsys, "-s", "dcd", "--format", "liblinear", data,
+                                        tmp_path / "m")
+    assert status == 2 and "0.5" in one_line(err) and no_work == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Item: summary lines on stdout (LIBSVM/LIBLINEAR print them there), unless stdout is the model
+# ---------------------------------------------------------------------------------------------
+
+def test_liblinear_summary_lines_go_to_stdout(tmp_path):
+    r = run("bsvm-train", "-s", "dcd", HEART, "m", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode().splitlines()
+    assert out[0].startswith("optimization finished, #iter = ")
+    assert out[1].startswith("Objective value = ") and out[2].startswith("nSV = ")
+    assert r.stderr == b""
+
+
+def test_budgeted_summary_line_goes_to_stdout(tmp_path):
+    r = run("bsvm-train", "--budget", "20", "--epochs", "1", HEART, "m", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().startswith("n_steps = 270, n_sv = 20, ")
+    assert r.stderr == b""
+
+
+def test_summary_lines_leave_stdout_to_the_model(tmp_path):
+    r = run("bsvm-train", "-s", "dcd", HEART, "-", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert run("bsvm-train", "-s", "dcd", "-q", HEART, "m", cwd=tmp_path).returncode == 0
+    assert r.stdout == (tmp_path / "m").read_bytes()       # stdout is the model, byte for byte
+    assert r.stderr.decode().startswith("optimization finished, #iter = ")
+
+
+def test_quiet_prints_no_summary(tmp_path):
+    r = run("bsvm-train", "-q", "-s", "dcd", HEART, "m", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == b"" and r.stderr == b""
+
+
+# ---------------------------------------------------------------------------------------------
+# Item: LIBSVM habits — -s numbers, single-dash long options, one-line usage errors
+# ---------------------------------------------------------------------------------------------
+
+# USERS.md §4.1 (LIBSVM svm-train -s) and §4.3 (LIBLINEAR train -s): the classification ones
+# and the solver options that train the same model family here.
+SAME_PROBLEM = {("LIBSVM", "0"): ["-s", "bsgd"], ("LIBLINEAR", "1"): ["-s", "dcd", "--loss", "l2"],
+                ("LIBLINEAR", "2"): ["-s", "dcd", "--loss", "l2"],
+                ("LIBLINEAR", "3"): ["-s", "dcd"], ("LIBLINEAR", "4"): ["-s", "ww"]}
+NO_COUNTERPART = [("LIBSVM", "2"), ("LIBSVM", "3"), ("LIBSVM", "4"), ("LIBLINEAR", "11"),
+                  ("LIBLINEAR", "12"), ("LIBLINEAR", "13"), ("LIBLINEAR", "21")]
+
+
+def solver_error(number):
+    r = run("bsvm-train", "-s", number, HEART)
+    assert r.returncode == 2
+    return one_line(r.stderr.decode())
+
+
+@pytest.mark.parametrize("number", ["0", "1", "2", "3", "4", "5", "6", "7", "11", "12", "13",
+                                    "21"])
+def test_solver_numbers_name_the_nearest_solver(tmp_path, number):
+    line = solver_error(number)
+    assert line.startswith("Usage error: Invalid value for '-s': solvers are chosen by name")
+    suggested = dict(re.findall(r"(LIBSVM|LIBLINEAR)'s -s \d+ \([^)]*\): "
+                                r"(?:use|nearest:) (-s [a-z]+(?: --loss l[12])?)", line))
+    for (tool, value), options in SAME_PROBLEM.items():
+        if value == number:
+            assert suggested[tool] == " ".join(options), line
+    for tool, value in NO_COUNTERPART:
+        if value == number:
+            assert f"{tool}'s -s {number} (" in line and tool not in suggested, line
+    assert suggested or number in {v for _, v in NO_COUNTERPART}
+    for options in suggested.values():        # every suggestion is a valid command
+        r = run("bsvm-train", "-q", "--budget", "10", "--epochs", "1", *options.split(), HEART,
+                tmp_path / "m")
+        assert r.returncode == 0, (options, r.stderr)
+
+
+@pytest.mark.parametrize("tool,args,hint", [
+    ("bsvm-train", ["-epochs", "5", HEART], "--epochs"),
+    ("bsvm-train", ["-budget=10", HEART], "--budget"),
+    ("bsvm-train", ["-stream", HEART], "--stream"),
+    ("bsvm-grid", ["-log2c", "0,1,1", "-epochs", "5", HEART], "--epochs"),
+    ("bsvm-grid", ["-jobs", "2", HEART], "--jobs"),
+    ("bsvm-scale", ["-precise", HEART], "--precise"),
+    ("bsvm-predict", ["-zero-based", HEART, "m", "out"], "--zero-based"),
+])
+def test_single_dash_long_option_gets_a_hint(tool, args, hint):
+    r = run(tool, *args)
+    assert r.returncode == 2
+    line = one_line(r.stderr.decode())
+    assert line == f"Usage error: {hint[1:]}: long options take two dashes: use {hint}"
+
+
+@pytest.mark.parametrize("tool,args", [
+    ("bsvm-train", []), ("bsvm-train", ["-Z", HEART]), ("bsvm-train", ["-c", "abc", HEART]),
+    ("bsvm-train", ["-t", "9", HEART]), ("bsvm-train", ["-h", "2", HEART]),
+    ("bsvm-train", [HEART, "m", "extra"]), ("bsvm-predict", [HEART]),
+    ("bsvm-predict", ["-b", "3", HEART, "m", "o"]), ("bsvm-grid", []),
+    ("bsvm-grid", ["-s", "1", HEART]), ("bsvm-grid", ["-c", "1", HEART]),
+    ("bsvm-scale", []), ("bsvm-scale", ["-l", "x", HEART]), ("bsvm-scale", ["-s", "a", "-r", "b",
+                                                                            HEART]),
+])
+def test_usage_errors_are_one_line(tool, args):
+    r = run(tool, *args)
+    assert r.returncode == 2, r.stderr
+    line = one_line(r.stderr.decode())
+    assert line.startswith("Usage error: ")
+    assert r.stdout == b""
