@@ -139,7 +139,7 @@ def check_output_path(path):
         return
     directory = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise BsvmError(f"{path}: cannot write: is a directory")
+        raise BsvmError(f"{path}: cannot write: it is a directory")
     if not os.path.isdir(directory):
         missing = os.path.dirname(path) or directory
         raise BsvmError(f"{path}: cannot write: no such directory {missing!r}")

@@ -84,7 +84,7 @@ def test_missing_output_directory_fails_before_reading_data(tmp_path, capsys, mo
     assert no_work == [] and out == ""
     (tmp_path / "adir").mkdir()
     status, out, err = train_in_process(capsys, *extra, HEART, "adir")
-    assert status == 1 and one_line(err) == "adir: cannot write: is a directory"
+    assert status == 1 and one_line(err) == "adir: cannot write: it is a directory"
     status, out, err = train_in_process(capsys, "--monitor", "nodir/csv", HEART, "m")
     assert status == 1 and "nodir/csv: cannot write" in one_line(err)
     assert no_work == []

@@ -86,8 +86,13 @@ def raw_bsgd_is_finite(X, y, params):
     the oracle for which runs diverge (norma with a huge η overflows its scale s)."""
     from budgetsvm.kernel_solvers import train_bsgd
     from budgetsvm.labels import group_classes
+    import dataclasses
     labels, y_index = group_classes(y)
-    model = train_bsgd(sp.csr_matrix(X), y_index, labels, params)
+    # the solver's own iterate (same steps: same coalescing); the refit (default polish)
+    # refuses a diverged one
+    model = train_bsgd(sp.csr_matrix(X), y_index, labels,
+                       dataclasses.replace(params, polish="none",
+                                           coalesce=params.effective_coalesce()))
     return bool(np.isfinite(model.coef).all() and np.isfinite(model.sv.data).all())
 
 
