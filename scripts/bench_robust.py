@@ -426,6 +426,12 @@ def build_report(results, datasets, quick):
     return body
 
 
+def _mean_of(rows, field, fmt):
+    """The mean of a per-seed field, formatted ('–' when the rows do not have it)."""
+    got = [r[field] for r in rows if r.get(field) is not None]
+    return fmt.format(statistics.fmean(got)) if got else "–"
+
+
 def _change(before, after, field, scale, fmt):
     """'mean before → mean after' of a per-seed field ('–' when missing)."""
     values = []
@@ -483,9 +489,8 @@ def coalesce_table(R, present, over):
                     lines.append([name, solver, LABEL[polish],
                                   ("on" if coalesce else "off")
                                   + (" (default)" if coalesce == default else ""),
-                                  acc_cell(rows),
-                                  f"{statistics.fmean(r['n_merges'] for r in rows):,.0f}",
-                                  f"{statistics.fmean(r['n_coalesced'] for r in rows):,.0f}",
+                                  acc_cell(rows), _mean_of(rows, "n_merges", "{:,.0f}"),
+                                  _mean_of(rows, "n_coalesced", "{:,.0f}"),
                                   f"{cpu_of(rows):.2f}"])
     if not lines:
         return ""
@@ -570,12 +575,15 @@ def make_figure(R, present, over):
               ("budgeted", "bsca", "refit", 500, "tab:blue", "o", "BSCA robust"),
               ("budgeted", "bsgd", "refit", 100, "tab:red", "v", "BSGD robust B=100"),
               ("budgeted", "bsca", "refit", 100, "tab:blue", "v", "BSCA robust B=100")]
+    from matplotlib.ticker import NullFormatter
     for ax, name in zip(axes.ravel(), present):
+        means = []
         for kind, solver, polish, budget, color, marker, label in styles:
             rows = R.budgeted(dataset=name, solver=solver, budget=budget, epochs=EPOCHS,
                               polish=polish)
             if rows:
                 acc = pct(r["accuracy"] for r in rows)
+                means.append(statistics.fmean(acc))
                 ax.errorbar(cpu_of(rows), statistics.fmean(acc), yerr=statistics.pstdev(acc),
                             color=color, marker=marker, capsize=3, label=label,
                             fillstyle="none" if polish == "none" else "full")
@@ -588,21 +596,21 @@ def make_figure(R, present, over):
                 ys.append(statistics.fmean(acc))
                 es.append(statistics.pstdev(acc))
         if xs:
+            means += ys
             ax.errorbar(xs, ys, yerr=es, color="tab:green", marker="D", capsize=3,
                         label="Nystroem(100/500/1000)")
         lib = R.rows(kind="libsvm", dataset=name)
         if lib:
+            means.append(100 * lib[0]["accuracy"])
             ax.plot([lib[0]["cpu"]], [100 * lib[0]["accuracy"]], "k*", markersize=11,
                     label="LIBSVM")
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(name)
         ax.set_xlabel("training CPU s")
         ax.set_ylabel("test accuracy %")
-        top = []
-        for line in ax.get_lines():
-            top.extend(np.asarray(line.get_ydata(), dtype=float).tolist())
-        if top:
-            best = max(top)
+        if means:
+            best = max(means)
             ax.set_ylim(best - 4.0, min(best + 0.8, 100.2))
     for ax in axes.ravel()[len(present):]:
         ax.axis("off")
