@@ -48,11 +48,11 @@ $(VENV)/.test-stamp: $(BIN)/python pyproject.toml | $(VENV)/.install-stamp
 install: $(VENV)/.build-stamp
 install-test: $(VENV)/.build-stamp $(VENV)/.test-stamp
 
-# Train a linear SVM on a9a (shipped in data/) and predict its test split; outputs in build/demo.
+# The main job on the shipped data: the default budgeted kernel SVM on a9a (C = 32, γ = 2^-7),
+# its accuracy on a9a.t and its time, then the linear SVM's accuracy on the same split for
+# comparison (scripts/demo.py prints every command it runs); outputs in build/demo.
 demo: install
-	@mkdir -p $(DEMO_DIR)
-	$(BIN)/bsvm-train -s dcd -c 1 data/a9a.xz $(DEMO_DIR)/a9a.model
-	$(BIN)/bsvm-predict data/a9a.t.xz $(DEMO_DIR)/a9a.model $(DEMO_DIR)/a9a.predictions
+	$(BIN)/python scripts/demo.py --bin $(BIN) --out $(DEMO_DIR)
 
 test: install-test
 	$(BIN)/python -m pytest -q
