@@ -9,8 +9,12 @@ never holds the training file in memory:
    visits the rows of each buffer in a seeded random order, continuing the global step counter
    t and the scale of the model from one buffer to the next (budgetsvm/_bsgd.pyx, ``state``).
 
-Memory: the SV store (8·d·(B+1) bytes, as in memory) plus one buffer, whatever the number of
-rows. The difference from in-memory training: the shuffle is a permutation *within* each buffer,
+With --polish refit (the default) the rows of a seeded uniform sample (at most
+refit.STREAM_MAX_ROWS, and at most refit.STREAM_BLOCK_BYTES of kernel block) are kept while the
+last epoch reads them, and the model is refitted on them (budgetsvm/refit.py).
+
+Memory: the SV store (8·d·(B+1) bytes, as in memory) plus one buffer plus the refit's sample,
+whatever the number of rows. The difference from in-memory training: the shuffle is a permutation *within* each buffer,
 not of the whole file, so rows from different buffers are never interleaved and a file sorted by
 label trains badly (shuffle it once beforehand, e.g. with `shuf`). With one buffer holding the
 whole file, the streamed model is the in-memory one of the same seed: both draw one permutation
