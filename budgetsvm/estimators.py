@@ -24,6 +24,10 @@ Conventions (documented in README.md, "Python API"):
 * ``sample_weight``: none of the solvers supports instance weights. ``fit`` accepts weights that
   are all equal (they multiply C, which is what equal instance weights mean) with zeros allowed
   (those rows are left out); any other weighting raises ValueError.
+* Bytes: the refit of ``BudgetSVC`` (the default polish) uses BLAS, whose multi-threaded sums
+  differ in the last bits from single-threaded ones. The command-line tools run BLAS on one
+  thread; to get bsvm-train's model bytes from Python, set OPENBLAS_NUM_THREADS=1 (MKL:
+  MKL_NUM_THREADS=1) before numpy is imported. Predictions agree either way.
 * ``probability=True`` fits Platt scaling by internal 5-fold CV (budgetsvm.probability) and
   enables ``predict_proba``; ``predict`` stays the decision-value label.
 """
