@@ -250,8 +250,9 @@ def _start(K, T, w_solver, y, cost):
             candidates += [(alpha * w_solver, alpha * f) for alpha in 0.5 ** np.arange(11)]
     best = None
     for w, f_w in candidates:
-        b = best_offset(f_w, y, cost)
-        value = _objective(w, 1.0 - y * (f_w + b), cost)
+        with np.errstate(over="ignore", invalid="ignore"):     # a huge iterate: value inf
+            b = best_offset(f_w, y, cost)
+            value = _objective(w, 1.0 - y * (f_w + b), cost)
         if best is None or value < best[0]:
             best = (value, w, b)
     return best[1], best[2]
