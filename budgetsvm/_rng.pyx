@@ -1,9 +1,24 @@
 """Python access to the package's RNG (budgetsvm/_random.pxd) for cross-validation folds and for
-tests that replay a solver's index sequence in plain numpy."""
+tests that replay a solver's index sequence in plain numpy, and the one rule that derives the
+seed of a sub-problem from --seed."""
 import numpy as np
 
 from libc.stdint cimport uint64_t
 from budgetsvm._random cimport Rng, rng_seed, rng_next, rng_uniform, rng_below, rng_shuffle
+
+
+# Golden-ratio increment (splitmix64's): the seeds of consecutive sub-problems are distinct and
+# their xoshiro streams unrelated once splitmix64 has mixed them.
+SEED_STRIDE = 0x9E3779B97F4A7C15
+MASK64 = (1 << 64) - 1
+
+
+def sub_seed(seed, index):
+    """The seed of sub-problem ``index`` (0, 1, ...) of a run with ``seed``: each one-vs-rest
+    sub-problem of dcd/acf draws from its own generator seeded so, whatever thread solves it
+    and in whatever order. (The one-vs-rest models of bsca all use ``seed`` itself, each with
+    its own generator: the papers' setting, kept as it was.)"""
+    return (int(seed) + int(index) * SEED_STRIDE) & MASK64
 
 
 cdef class Random:
