@@ -13,10 +13,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from budgetsvm._rng import MASK64 as _MASK64, SEED_STRIDE as _SEED_STRIDE, sub_seed  # noqa: F401
 from budgetsvm.errors import ParameterError
-
-_SEED_STRIDE = 0x9E3779B97F4A7C15     # golden-ratio increment: distinct, well-mixed sub-seeds
-_MASK64 = (1 << 64) - 1
+from budgetsvm.threads import SummedProgress, parallel_map
 
 
 def _dcd_core(params):
@@ -75,18 +74,22 @@ def weighted_costs(labels, params):
 
 def subproblems(y_index, labels, params):
     """Yield (positive label, y as ±1 int8, per-row cost C_i) for every binary sub-problem."""
-    k = len(labels)
     costs = weighted_costs(labels, params)
     y_index = np.asarray(y_index)
-    if k == 2:
-        positive = y_index == 0
-        yield labels[0], np.where(positive, 1, -1).astype(np.int8), \
+    for r in range(1 if len(labels) == 2 else len(labels)):
+        yield subproblem(y_index, labels, costs, params, r)
+
+
+def subproblem(y_index, labels, costs, params, r):
+    """(positive label, y as ±1 int8, per-row cost C_i) of binary sub-problem r; costs from
+    weighted_costs. Two classes: one problem, label[0] against label[1]; more: class r
+    against the rest."""
+    positive = y_index == r
+    if len(labels) == 2:
+        return labels[0], np.where(positive, 1, -1).astype(np.int8), \
             np.where(positive, costs[0], costs[1])
-        return
-    for r in range(k):
-        positive = y_index == r
-        yield labels[r], np.where(positive, 1, -1).astype(np.int8), \
-            np.where(positive, costs[r], float(params.C))
+    return labels[r], np.where(positive, 1, -1).astype(np.int8), \
+        np.where(positive, costs[r], float(params.C))
 
 
 def _canonical_csr(X):
@@ -119,27 +122,28 @@ def fit_linear(X, y_index, labels, params, callback=None):
     eps = params.effective_eps()
     coef = np.zeros((1 if k == 2 else k, n_features))
     bias_coef = np.zeros(coef.shape[0])
-    info = []
-    done = 0                         # outer iterations of earlier sub-problems (progress)
+    costs = weighted_costs(labels, params)
+    y_index = np.asarray(y_index)
     violation = VIOLATION.get(params.solver, "violation")
-    for r, (label, y, C_i) in enumerate(subproblems(y_index, labels, params)):
-        report = None
-        if callback is not None:
-            prefix = "" if k == 2 else f"class {label:g} ({r + 1}/{k}) "
+    progress = SummedProgress(callback)
 
-            def report(it, gap, done=done, prefix=prefix):
-                callback(done + it, f"{prefix}{violation} = {gap:.3g}")
-        seed = (int(params.seed) + r * _SEED_STRIDE) & _MASK64
+    def solve(r):
+        # One sub-problem; the sub-problems share the data and run on the -n threads
+        # (budgetsvm/threads.py), each with its own generator (sub_seed).
+        label, y, C_i = subproblem(y_index, labels, costs, params, r)
+        prefix = "" if k == 2 else f"class {label:g} ({r + 1}/{k}) "
+        report = None if callback is None else \
+            progress.reporter(lambda gap: f"{prefix}{violation} = {gap:.3g}")
+        seed = sub_seed(params.seed, r)
         start = time.perf_counter()
         res = core(data, indices, indptr, y, C_i, X.shape[1], eps=eps,
                    max_iter=int(params.max_iter), loss=params.loss, seed=seed, callback=report,
                    **specific)
         seconds = time.perf_counter() - start
-        done += res.n_iter
         coef[r] = res.w[:n_features]
         if params.bias >= 0:
             bias_coef[r] = res.w[n_features]
-        info.append({
+        return {
             "label": float(label),
             "n_iter": int(res.n_iter),
             "n_updates": int(res.n_updates),
@@ -150,7 +154,9 @@ def fit_linear(X, y_index, labels, params, callback=None):
             "n_unshrink": int(getattr(res, "n_unshrink", 0)),
             "seed": seed,
             "seconds": seconds,
-        })
+        }
+
+    info = parallel_map(solve, range(coef.shape[0]))
     return coef, bias_coef, multiclass, info
 
 
