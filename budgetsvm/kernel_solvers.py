@@ -17,12 +17,16 @@ import scipy.sparse as sp
 
 from budgetsvm.errors import BsvmError, ParameterError
 from budgetsvm.refit import polish_model
+from budgetsvm.threads import SummedProgress, current_threads, parallel_map
 
 # The dense SV store needs 8·d·(B+1) bytes (budgetsvm/_budget.pxd); refuse beyond this.
 MAX_STORE_BYTES = 8 * 1024 ** 3
 
 # The maintenance search methods (lookup-*: binary merges; Crammer–Singer merging uses gss).
 AVAILABLE_MERGE_SEARCH = ("gss", "gss-precise", "lookup-h", "lookup-wd")
+
+# Rows per block of the monitoring's budgeted decision values (store_decision_rows).
+STORE_DECISION_ROWS = 2048
 
 
 def _canonical_csr(X):
@@ -175,12 +179,31 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_m
     return sv, A * res["s"], origin, info
 
 
+def store_decision_rows(store, X, xsq):
+    """f̃(x_i) = Σ_j A_j k(x_i, x̃_j) of a binary store for every row of canonical CSR X
+    (budgetsvm._bsca.store_decision), blocks of rows spread over the threads of an active
+    budgetsvm.threads pool; every row's value is the same whichever thread computes it."""
+    from budgetsvm._bsca import store_decision
+    data = X.data
+    indices = X.indices.astype(np.int32, copy=False)
+    indptr = X.indptr.astype(np.int64, copy=False)
+    xsq = np.ascontiguousarray(xsq, dtype=np.float64)
+    n = X.shape[0]
+    out = np.zeros(n)
+
+    def block(start):
+        stop = min(n, start + STORE_DECISION_ROWS)
+        out[start:stop] = store_decision(store, data, indices, indptr[start:stop + 1],
+                                         xsq[start:stop])
+    parallel_map(block, range(0, n, STORE_DECISION_ROWS))
+    return out
+
+
 def budgeted_primal(store, scale, X, xsq, y, upper):
     """C-form primal of the binary budgeted model w = scale·Σ_j A_j φ(x̃_j) (§3.5):
     ½‖w‖² + Σ_i upper_i max(0, 1 − y_i w·φ(x_i)); O(B² + nB) kernel evaluations."""
     from budgetsvm._bsca import store_decision
-    f = scale * store_decision(store, X.data, X.indices.astype(np.int32, copy=False),
-                               X.indptr.astype(np.int64, copy=False), xsq)
+    f = scale * store_decision_rows(store, X, xsq)
     sv, A, _, _ = store.export()
     S = sp.csr_matrix(sv)
     fs = store_decision(store, S.data, S.indices.astype(np.int32), S.indptr.astype(np.int64),
@@ -316,9 +339,7 @@ def bsca_objectives(store, X, y, upper, alpha, xsq=None):
     X = _canonical_csr(X)
     if xsq is None:
         xsq = _row_sqnorms(X)
-    indices = X.indices.astype(np.int32, copy=False)
-    indptr = X.indptr.astype(np.int64, copy=False)
-    f = store_decision(store, X.data, indices, indptr, xsq)
+    f = store_decision_rows(store, X, xsq)
     sv, A, _, _ = store.export()
     S = sp.csr_matrix(sv)
     fs = store_decision(store, S.data, S.indices.astype(np.int32), S.indptr.astype(np.int64),
@@ -339,7 +360,7 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
     merge_fraction = merges / steps of that epoch, n_sv, n_updates); monitoring time is excluded.
     monitor_test: optional (X_test CSR, y_test ±1) for test accuracy per epoch.
     """
-    from budgetsvm._bsca import bsca_solve, store_decision
+    from budgetsvm._bsca import bsca_solve
     from budgetsvm._budget import SVStore
     n, d = X.shape
     store = SVStore(d, int(params.budget), 1, params.kernel, gamma, float(params.coef0),
@@ -373,9 +394,7 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
             last["merges"] = merges
             if monitor_test is not None:
                 Xt, yt = monitor_test
-                xt_sq = _row_sqnorms(Xt)
-                ft = store_decision(store, Xt.data, Xt.indices.astype(np.int32),
-                                    Xt.indptr.astype(np.int64), xt_sq)
+                ft = store_decision_rows(store, Xt, _row_sqnorms(Xt))
                 row["test_accuracy"] = float(np.mean(np.where(ft > 0, 1, -1) == yt))
             monitor(row)
     res = bsca_solve(store, X.data, indices, indptr, xsq, y, upper, alpha,
@@ -431,23 +450,37 @@ def train_bsca(X, y_index, labels, params, callback=None, monitor=None, monitor_
     if monitor_test is not None:
         test = (_canonical_csr(monitor_test[0]), np.asarray(monitor_test[1], dtype=np.int32))
     models = [0] if k == 2 else list(range(k))
-    svs, coefs, infos = [], [], []
-    for c in models:
+    progress = SummedProgress(callback)
+    # In threads, the monitor's rows are kept and handed over in model order at the end, as
+    # one thread produces them (serially they go out at once, during training).
+    serial = current_threads() == 1
+    rows = {c: [] for c in models}
+
+    def fit_model(c):
+        # One binary model; the k one-vs-rest models share the data and run on the -n
+        # threads, each with its own generator seeded with --seed (the papers' setting).
         y = np.where(y_index == c, 1, -1).astype(np.int8)
         mon = None
         if monitor is not None:
             def mon(row, c=c):
                 if k > 2:
                     row["model"] = c
-                monitor(row)
+                monitor(row) if serial else rows[c].append(row)
         mt = None if test is None else (test[0], np.where(test[1] == c, 1, -1))
-        store, alpha, info = fit_bsca_binary(X, y, upper, params, gamma, callback=callback,
+        report = None if callback is None else progress.reporter(lambda text: text)
+        store, alpha, info = fit_bsca_binary(X, y, upper, params, gamma, callback=report,
                                              monitor=mon, monitor_test=mt,
                                              compare_merges=compare_merges)
         sv, A, _, _ = store.export()
-        svs.append(sv)
-        coefs.append(A[:, 0])
-        infos.append(info)
+        return sv, A[:, 0], info
+
+    fitted = parallel_map(fit_model, models)
+    svs = [sv for sv, _, _ in fitted]
+    coefs = [a for _, a, _ in fitted]
+    infos = [info for _, _, info in fitted]
+    for c in models:
+        for row in rows[c]:
+            monitor(row)
     kernel = KernelSpec(params.kernel, gamma, int(params.degree), float(params.coef0))
     if k == 2:
         sv, coef, multiclass = svs[0], coefs[0].reshape(-1, 1), "binary"

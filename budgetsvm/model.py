@@ -29,6 +29,8 @@ KERNEL_BLOCK_ENTRIES = 1 << 18
 DENSE_SV_ENTRIES = 8 * 1024 * 1024
 MAX_CHUNK_ROWS = 8000
 MIN_CHUNK_ROWS = 64
+# Rows per block of a linear model's decision values when threads share the work.
+LINEAR_BLOCK_ROWS = 8192
 
 
 def as_csr(X):
@@ -169,8 +171,24 @@ class LinearModel:
         return self.coef.shape[0]
 
     def decision_function(self, X):
-        """Decision values (n, nr_w) for the rows of ``X`` (CSR, any width)."""
+        """Decision values (n, nr_w) for the rows of ``X`` (CSR, any width).
+
+        Inside an active budgetsvm.threads pool, blocks of LINEAR_BLOCK_ROWS rows are
+        computed in its threads (each row's sum is the same in a block as in the whole)."""
+        from budgetsvm.threads import current_threads, parallel_map
         X = as_csr(X)
+        n = X.shape[0]
+        if current_threads() == 1 or n <= LINEAR_BLOCK_ROWS:
+            return self._decision_rows(X)
+        out = np.empty((n, self.nr_w))
+
+        def block(start):
+            out[start:start + LINEAR_BLOCK_ROWS] = \
+                self._decision_rows(X[start:start + LINEAR_BLOCK_ROWS])
+        parallel_map(block, range(0, n, LINEAR_BLOCK_ROWS))
+        return out
+
+    def _decision_rows(self, X):
         width = min(X.shape[1], self.n_features)
         # Features beyond n_features are ignored (LIBLINEAR); a narrower X uses the first columns.
         F = np.asarray(with_width(X, width) @ self.coef[:, :width].T)
@@ -270,19 +288,31 @@ def kernel_blocks(kernel, X, svT, sv_sq):
     """Yield (start, stop, K) with K[i, j] = k(x_{start+i}, sv_j) for bounded blocks of the rows
     of X (CSR, any width), given svT and sv_sq from sv_columns (sv_sq may be None unless rbf)."""
     X = as_csr(X)
-    width, n_sv = svT.shape
-    for start, stop in _chunks(X.shape[0], n_sv):
-        A = X[start:stop]
-        # Features of X beyond the SVs' width do not enter the dot products, but still count
-        # in |x|^2 for the RBF distance (LIBSVM).
-        a_sq = row_sqnorms(A) if kernel.kind == "rbf" else None
-        A_w = with_width(A, width)
-        if not sp.issparse(svT) and A_w.nnz >= 0.1 * A_w.shape[0] * A_w.shape[1]:
-            A_w = A_w.toarray()           # fairly dense rows: a BLAS matrix product wins
-        G = A_w @ svT
-        G = G.toarray() if sp.issparse(G) else np.asarray(G)
-        yield start, stop, kernel.from_dot(np.ascontiguousarray(G, dtype=np.float64), a_sq,
-                                           sv_sq)
+    for start, stop in _chunks(X.shape[0], svT.shape[1]):
+        yield start, stop, kernel_rows(kernel, X, start, stop, svT, sv_sq)
+
+
+def block_ranges(X, svT):
+    """The (start, stop) row ranges of kernel_blocks: they depend on the sizes only, so a
+    block computes the same numbers whichever thread computes it (budgetsvm/threads.py)."""
+    return list(_chunks(X.shape[0], svT.shape[1]))
+
+
+def kernel_rows(kernel, X, start, stop, svT, sv_sq):
+    """The kernel block of rows start:stop of CSR X against the support vectors (one block of
+    kernel_blocks). Its BLAS products and numpy ufuncs release the GIL: blocks computed in
+    threads run at the same time."""
+    width = svT.shape[0]
+    A = X[start:stop]
+    # Features of X beyond the SVs' width do not enter the dot products, but still count
+    # in |x|^2 for the RBF distance (LIBSVM).
+    a_sq = row_sqnorms(A) if kernel.kind == "rbf" else None
+    A_w = with_width(A, width)
+    if not sp.issparse(svT) and A_w.nnz >= 0.1 * A_w.shape[0] * A_w.shape[1]:
+        A_w = A_w.toarray()           # fairly dense rows: a BLAS matrix product wins
+    G = A_w @ svT
+    G = G.toarray() if sp.issparse(G) else np.asarray(G)
+    return kernel.from_dot(np.ascontiguousarray(G, dtype=np.float64), a_sq, sv_sq)
 
 
 class KernelModel:
@@ -396,27 +426,36 @@ class KernelModel:
 
     def _blocks(self, X):
         """Yield (start, stop, decision values) for bounded blocks of test rows."""
+        X = as_csr(X)
+        svT, _, _ = self._prepare()
+        for start, stop in block_ranges(X, svT):
+            yield start, stop, self._block(X, start, stop)
+
+    def _block(self, X, start, stop):
         svT, sv_sq, M = self._prepare()
-        for start, stop, K in kernel_blocks(self.kernel, X, svT, sv_sq):
-            yield start, stop, K @ M - self.rho
+        return kernel_rows(self.kernel, X, start, stop, svT, sv_sq) @ M - self.rho
+
+    def _map_blocks(self, X, out, convert):
+        """out[start:stop] = convert(decision values) for every block, the blocks spread over
+        the threads of an active budgetsvm.threads pool (serial without one)."""
+        from budgetsvm.threads import parallel_map
+        svT, _, _ = self._prepare()          # cached once, before any thread reads it
+
+        def block(bounds):
+            start, stop = bounds
+            out[start:stop] = convert(self._block(X, start, stop))
+        parallel_map(block, block_ranges(X, svT))
+        return out
 
     def decision_function(self, X):
         """Decision values: (n, nr_coef) for 'binary'/'argmax', (n, k(k-1)/2) for 'ovo'."""
         X = as_csr(X)
-        n = X.shape[0]
-        out = np.empty((n, len(self.rho)))
-        for start, stop, F in self._blocks(X):
-            out[start:stop] = F
-        return out
+        return self._map_blocks(X, np.empty((X.shape[0], len(self.rho))), lambda F: F)
 
     def predict(self, X):
         """Predicted labels (float64) for the rows of ``X``."""
         X = as_csr(X)
-        n = X.shape[0]
-        out = np.empty(n, dtype=np.float64)
-        for start, stop, F in self._blocks(X):
-            out[start:stop] = self._labels_from(F)
-        return out
+        return self._map_blocks(X, np.empty(X.shape[0], dtype=np.float64), self._labels_from)
 
     def labels_from(self, F):
         """Predicted labels from decision values F (as decision_function returns them)."""

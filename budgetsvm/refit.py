@@ -24,7 +24,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from budgetsvm.errors import TrainingDiverged
-from budgetsvm.model import kernel_blocks, sv_columns
+from budgetsvm.model import block_ranges, kernel_rows, sv_columns
+from budgetsvm.threads import check_cancelled, parallel_map
 
 # Eigenvalues of K_SS below this fraction of the largest are dropped: along those directions the
 # support vectors are (nearly) dependent and f hardly changes, while their features 1/√λ·vᵀk(x)
@@ -47,11 +48,15 @@ STREAM_MAX_ROWS = 16384
 
 def kernel_block(kernel, sv, X):
     """K[i, j] = k(x_i, x̃_j) (n × B) for CSR rows X and support vectors sv (CSR), computed in
-    cache-sized blocks as prediction does (BLAS products, vectorised exp). kernel: KernelSpec."""
+    cache-sized blocks as prediction does (BLAS products, vectorised exp), the blocks spread
+    over the threads of an active pool. kernel: KernelSpec."""
     svT, sv_sq = sv_columns(sv)
     out = np.empty((X.shape[0], svT.shape[1]))
-    for start, stop, K in kernel_blocks(kernel, X, svT, sv_sq):
-        out[start:stop] = K
+
+    def block(bounds):
+        start, stop = bounds
+        out[start:stop] = kernel_rows(kernel, X, start, stop, svT, sv_sq)
+    parallel_map(block, block_ranges(X, svT))
     return out
 
 
@@ -186,6 +191,7 @@ def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bia
     H = np.empty((r + 1, r + 1))
     iteration = 0
     for iteration in range(1, max_iter + 1):
+        check_cancelled()          # a worker thread stops here when its map has failed
         sums.move_to(xi > 0.0)
         M = sums.full_M()
         # Σ_A c_i y_i ξ_i z_i = q − M w − m b, because y_i² = 1: no pass over the rows
@@ -282,6 +288,11 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None):
     C·w_c. groups: list of (support-vector row indices, decision columns) fitted together
     (default: every SV for every column); a column c is fitted as class c against the rest
     (binary: label[0] against label[1]). Each column gets rho[c] = −b.
+
+    The groups, and the columns of a group, are independent Newton solves: inside an active
+    budgetsvm.threads pool they run in its threads (each group's sample of rows comes from its
+    own generator seeded with ``seed``), so the result does not depend on the thread count.
+    refit_seconds is the CPU time of the process during the refit (all its threads).
     """
     start = time.process_time()
     y_index = np.asarray(y_index)
@@ -290,24 +301,22 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None):
     if groups is None:
         groups = [(np.arange(model.n_sv), list(range(n_cols)))]
     cost_all = np.asarray(class_cost, dtype=np.float64)[y_index]
-    info = {"refit_iterations": 0, "refit_rows": n, "refit_rank": [], "refit_converged": True,
-            "refit_objective": 0.0}
     coef = model.coef.copy()
     rho = model.rho.copy()
-    for sv_rows, columns in groups:
-        sv_rows = np.asarray(sv_rows)
+
+    def fit_group(group):
+        sv_rows, columns = np.asarray(group[0]), group[1]
         if sv_rows.size == 0:
-            continue
+            return None
         rows = refit_rows(n, sv_rows.size, seed)
         Xr, yr, cr = X, y_index, cost_all
         if rows is not None:
             Xr, yr, cr = X[rows], y_index[rows], cost_all[rows]
-            info["refit_rows"] = int(rows.size)
         S = model.sv[sv_rows]
         K = kernel_block(model.kernel, S, Xr)
         T, T_pinv = landmark_basis(kernel_block(model.kernel, S, S))
-        info["refit_rank"].append(int(T.shape[1]))
-        for c in columns:
+
+        def fit_column(c):
             # binary: label[0] is y = +1; 'argmax': class c against the rest
             y = np.where(yr == (c if n_cols > 1 else 0), 1.0, -1.0)
             w0, b0 = _start(K, T, T_pinv @ model.coef[sv_rows, c], y, cr)
@@ -317,6 +326,19 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None):
                                        "coefficients; train with --polish none")
             coef[sv_rows, c] = T @ w
             rho[c] = -b
+            return newton
+        return rows, int(T.shape[1]), parallel_map(fit_column, columns)
+
+    info = {"refit_iterations": 0, "refit_rows": n, "refit_rank": [], "refit_converged": True,
+            "refit_objective": 0.0}
+    for result in parallel_map(fit_group, groups):      # summed in group order
+        if result is None:
+            continue
+        rows, rank, newtons = result
+        if rows is not None:
+            info["refit_rows"] = int(rows.size)
+        info["refit_rank"].append(rank)
+        for newton in newtons:
             info["refit_iterations"] += newton["iterations"]
             info["refit_objective"] += newton["objective"]
             info["refit_converged"] &= newton["converged"]
