@@ -2,6 +2,7 @@
 check function run before any work (LIBSVM's check_parameter idea)."""
 import dataclasses
 import math
+import numbers
 
 from budgetsvm.errors import ParameterError
 
@@ -38,6 +39,9 @@ class TrainParams:
     shrinking: bool = True
     stop: str = "strict"              # dcd stopping test: strict (LIBLINEAR >= 2.42) or classic
     seed: int = 1
+    # execution: worker threads (-n; None: the cores available to the process, see
+    # budgetsvm/threads.py); never changes a result, so never written into a model
+    n_threads: int | None = None
     # budgeted kernel solvers
     budget: int = 500
     epochs: int = 5
@@ -78,6 +82,8 @@ def check_params(p: TrainParams):
     if p.solver not in SOLVERS:
         raise ParameterError(f"unknown solver {p.solver!r}; choose one of {', '.join(SOLVERS)}")
     _positive("-c", p.C)
+    if p.n_threads is not None and not (isinstance(p.n_threads, numbers.Integral) and p.n_threads >= 1):
+        raise ParameterError(f"-n must be a whole number of threads >= 1, got {p.n_threads}")
     if p.eps is not None:
         _positive("-e", p.eps)
     if p.gamma is not None:

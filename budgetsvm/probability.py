@@ -195,56 +195,81 @@ def labels_from_proba(model, P):
     return model.labels[np.argmax(P, axis=1)]
 
 
-def _heldout_decision_values(X, y, params, model):
-    """Decision values of every training row from models trained without its fold.
+def _heldout_fold(X, y, params, fold, f):
+    """What fold f contributes to the held-out decision values: None (no rows), ("one", the
+    only class of its training part or None), or ("model", its model's decision values on
+    the fold, the model's labels, its multiclass)."""
+    from budgetsvm.train import train
+    test = fold == f
+    if not test.any():
+        return None
+    y_train = y[~test]
+    present = np.unique(y_train)
+    if len(present) < 2:
+        return "one", (present[0] if len(present) else None)
+    sub = train(X[~test], y_train, params)
+    return "model", (sub.decision_function(X[test]), sub.labels, sub.multiclass)
 
-    Columns follow ``model``'s decision values (labels order); fold models whose label order
-    differs are mapped onto it.
-    """
-    from budgetsvm.train import stratified_folds, train
+
+def _place(F, test, outcome, model):
+    """Write fold outcome (_heldout_fold) into the held-out decision values F (columns follow
+    ``model``'s decision values, in its label order; fold models whose label order differs
+    are mapped onto it)."""
     labels = model.labels
     k = len(labels)
-    n_dec = 1 if model.multiclass == "binary" else k
+    n_dec = F.shape[1]
+    kind, value = outcome
+    if kind == "one":
+        # LIBSVM's rule for a one-class fold: +1 if that class is the positive one, else -1.
+        only = value
+        if n_dec == 1:
+            F[test, 0] = 0.0 if only is None else (1.0 if only == labels[0] else -1.0)
+        else:
+            F[test] = -1.0
+            if only is not None:
+                F[test, int(np.flatnonzero(labels == only)[0])] = 1.0
+        return
+    G, sub_labels, sub_multiclass = value
+    if n_dec == 1:
+        sign = 1.0 if sub_labels[0] == labels[0] else -1.0
+        F[test, 0] = sign * G[:, 0] if G.shape[1] == 1 else \
+            G[:, 0] - G[:, 1] if sub_labels[0] == labels[0] else G[:, 1] - G[:, 0]
+        return
+    block = np.full((int(test.sum()), k), -1.0)
+    if sub_multiclass == "binary":
+        # A two-class fold model of a k-class problem: ±f for its two classes.
+        for c, sgn in ((sub_labels[0], 1.0), (sub_labels[1], -1.0)):
+            block[:, int(np.flatnonzero(labels == c)[0])] = sgn * G[:, 0]
+    else:
+        for col, c in enumerate(sub_labels):
+            block[:, int(np.flatnonzero(labels == c)[0])] = G[:, col]
+    F[test] = block
+
+
+def _heldout_decision_values(X, y, params, model, outcomes=None):
+    """Decision values of every training row from models trained without its fold.
+
+    Columns follow ``model``'s decision values (labels order). The folds are trained at the
+    same time in the threads of params.n_threads (budgetsvm/threads.py), each fold model with
+    its own generators, so the values do not depend on the thread count. outcomes: the
+    _heldout_fold results when already computed (train_with_probability)."""
+    from budgetsvm import threads
+    from budgetsvm.train import stratified_folds
     n = X.shape[0]
     nr_fold = min(N_FOLDS, n)
     fold = stratified_folds(y, nr_fold, params.seed)
-    F = np.zeros((n, n_dec))
-    for f in range(nr_fold):
-        test = fold == f
-        if not test.any():
-            continue
-        y_train = y[~test]
-        present = np.unique(y_train)
-        if len(present) < 2:
-            # LIBSVM's rule for a one-class fold: +1 if that class is the positive one, else -1.
-            only = present[0] if len(present) else None
-            if n_dec == 1:
-                F[test, 0] = 0.0 if only is None else (1.0 if only == labels[0] else -1.0)
-            else:
-                F[test] = -1.0
-                if only is not None:
-                    F[test, int(np.flatnonzero(labels == only)[0])] = 1.0
-            continue
-        sub = train(X[~test], y_train, params)
-        G = sub.decision_function(X[test])
-        if n_dec == 1:
-            sign = 1.0 if sub.labels[0] == labels[0] else -1.0
-            F[test, 0] = sign * G[:, 0] if G.shape[1] == 1 else \
-                G[:, 0] - G[:, 1] if sub.labels[0] == labels[0] else G[:, 1] - G[:, 0]
-            continue
-        block = np.full((int(test.sum()), k), -1.0)
-        if sub.multiclass == "binary":
-            # A two-class fold model of a k-class problem: ±f for its two classes.
-            for c, sgn in ((sub.labels[0], 1.0), (sub.labels[1], -1.0)):
-                block[:, int(np.flatnonzero(labels == c)[0])] = sgn * G[:, 0]
-        else:
-            for col, c in enumerate(sub.labels):
-                block[:, int(np.flatnonzero(labels == c)[0])] = G[:, col]
-        F[test] = block
+    if outcomes is None:
+        with threads.pool(params.n_threads):
+            outcomes = threads.parallel_map(lambda f: _heldout_fold(X, y, params, fold, f),
+                                            range(nr_fold))
+    F = np.zeros((n, 1 if model.multiclass == "binary" else len(model.labels)))
+    for f, outcome in enumerate(outcomes):
+        if outcome is not None:
+            _place(F, fold == f, outcome, model)
     return F
 
 
-def fit_probability(X, y, params, model):
+def fit_probability(X, y, params, model, outcomes=None):
     """Fit the Platt parameters of ``model`` (trained on X, y with params) in place; returns it.
 
     Raises BsvmError for one-vs-one models (our solvers never produce them).
@@ -253,7 +278,7 @@ def fit_probability(X, y, params, model):
         raise BsvmError("probability fitting for one-vs-one models is not supported")
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    F = _heldout_decision_values(X, y, params, model)
+    F = _heldout_decision_values(X, y, params, model, outcomes)
     labels = model.labels
     if model.multiclass == "binary":
         pairs = [sigmoid_train(F[:, 0], y == labels[0])]
@@ -264,8 +289,28 @@ def fit_probability(X, y, params, model):
     return model
 
 
-def train_with_probability(X, y, params, callback=None):
-    """``train.train`` followed by ``fit_probability`` (svm-train -b 1)."""
-    from budgetsvm.train import train
-    model = train(X, y, params, callback=callback)
-    return fit_probability(X, y, params, model)
+def train_with_probability(X, y, params, callback=None, monitor=None, monitor_test=None):
+    """``train.train`` (with callback, monitor and monitor_test) followed by
+    ``fit_probability`` (svm-train -b 1). The model and the internal folds' models are
+    independent trainings: they run at the same time in the threads of params.n_threads,
+    with the results of one thread."""
+    from budgetsvm import threads
+    from budgetsvm.train import check_params, stratified_folds, train
+    check_params(params)
+    X = sp.csr_matrix(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.shape[0] < 2:           # nothing to split: train's own error (empty, one class)
+        return fit_probability(X, y, params, train(X, y, params, callback=callback,
+                                                   monitor=monitor, monitor_test=monitor_test))
+    nr_fold = min(N_FOLDS, X.shape[0])
+    fold = stratified_folds(y, nr_fold, params.seed)
+
+    def part(index):
+        if index == 0:
+            return train(X, y, params, callback=callback, monitor=monitor,
+                         monitor_test=monitor_test)
+        return _heldout_fold(X, y, params, fold, index - 1)
+
+    with threads.pool(params.n_threads):
+        results = threads.parallel_map(part, range(1 + nr_fold))
+    return fit_probability(X, y, params, results[0], outcomes=results[1:])

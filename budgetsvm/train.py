@@ -3,6 +3,7 @@ parameter checks, dispatch to the solver, and stratified cross-validation."""
 import numpy as np
 import scipy.sparse as sp
 
+from budgetsvm import threads
 from budgetsvm._rng import Random
 from budgetsvm.errors import BsvmError, ParameterError, TrainingDiverged
 from budgetsvm.labels import group_classes
@@ -49,7 +50,8 @@ def check_solver(name):
 
 
 def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=None):
-    """Train a model on CSR X (n × d) and labels y with the solver named in params.
+    """Train a model on CSR X (n × d) and labels y with the solver named in params, on
+    params.n_threads threads (budgetsvm/threads.py; the model does not depend on them).
 
     monitor(row) (bsgd, bsca) receives one dict per epoch: time, objectives, merge fraction, and
     test accuracy on monitor_test = (X_test, y_test) when given (test labels unknown to the
@@ -85,8 +87,9 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
             position = {float(v): i for i, v in enumerate(labels)}
             y_test = np.array([position.get(float(v), -1) for v in y_test], dtype=np.int32)
             extra["monitor_test"] = (X_test, y_test)
-    return ensure_finite(_solver_function(params.solver)(X, y_index, labels, params,
-                                                         callback=callback, **extra))
+    with threads.pool(params.n_threads):
+        return ensure_finite(_solver_function(params.solver)(X, y_index, labels, params,
+                                                             callback=callback, **extra))
 
 
 def ensure_finite(model):
@@ -156,16 +159,20 @@ def small_classes(y, nr_fold):
 def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=None):
     """Predicted label of every row, each by a model trained without its fold.
 
-    on_fold(f) is called after fold f (0-based) has been predicted, for progress displays."""
+    The folds are trained and predicted at the same time on params.n_threads threads (each
+    fold model with its own generators, seeded as a run on that fold alone would be), so the
+    result does not depend on the thread count. on_fold(f) is called after fold f (0-based)
+    has been predicted, for progress displays (in completion order, from any thread)."""
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     fold = stratified_folds(y, nr_fold, params.seed)
     predicted = np.empty(len(y))
-    for f in range(nr_fold):
+
+    def run_fold(f):
         test = fold == f
         if not test.any():
-            continue
+            return
         try:
             model = train(X[~test], y[~test], params, callback=callback)
             predicted[test] = predict_scored(model, X[test])
@@ -173,6 +180,9 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
             raise TrainingDiverged(f"fold {f + 1} of {nr_fold}: {exc}") from None
         if on_fold is not None:
             on_fold(f)
+
+    with threads.pool(params.n_threads):
+        threads.parallel_map(run_fold, range(nr_fold))
     return predicted
 
 
