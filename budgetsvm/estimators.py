@@ -30,6 +30,11 @@ Conventions (documented in README.md, "Python API"):
   MKL_NUM_THREADS=1) before numpy is imported. Predictions agree either way.
 * ``probability=True`` fits Platt scaling by internal 5-fold CV (budgetsvm.probability) and
   enables ``predict_proba``; ``predict`` stays the decision-value label.
+* ``n_jobs``: threads for fit (one-vs-rest models, the refit's columns, the probability
+  folds) and for predict/decision_function/predict_proba (blocks of rows), as bsvm-train's
+  ``-n``: None (the default) or -1 means the cores available to the process, -2 all but one,
+  and the results do not depend on it. Inside a meta-estimator that runs fits in parallel
+  itself (GridSearchCV(n_jobs=...)), set n_jobs=1 here.
 """
 import numbers
 
@@ -37,6 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from budgetsvm import probability as _probability
+from budgetsvm import threads as _threads
 from budgetsvm.errors import BsvmError
 from budgetsvm.params import TrainParams
 
@@ -173,6 +179,13 @@ class _BudgetSVMBase(_Mixin, _Base):
             out[float(self._values_[matches[0]])] = float(weight)
         return out
 
+    def _threads(self):
+        try:
+            return _threads.resolve(self.n_jobs)
+        except (TypeError, ValueError):
+            raise ValueError(f"n_jobs must be None or a non-zero integer, got "
+                             f"{self.n_jobs!r}") from None
+
     def _check_solver(self):
         if self.solver not in self._SOLVERS:
             raise ValueError(f"solver must be one of {', '.join(self._SOLVERS)}, "
@@ -219,6 +232,7 @@ class _BudgetSVMBase(_Mixin, _Base):
         params.C = float(params.C) * scale
         params.seed = self._seed()
         params.class_weights = self._class_weights(self._values_[present], counts)
+        params.n_threads = self._threads()
         y_values = self._values_[y_idx]
         from budgetsvm.train import train
         try:
@@ -253,7 +267,8 @@ class _BudgetSVMBase(_Mixin, _Base):
         LIBSVM one-vs-one models loaded from files give their k(k−1)/2 pairwise values in the
         file's pair order."""
         X = self._check_X(X)
-        F = self.model_.decision_function(X)
+        with _threads.pool(self._threads()):
+            F = self.model_.decision_function(X)
         model = self.model_
         if model.multiclass == "ovo" and len(self.classes_) > 2:
             return F
@@ -268,7 +283,8 @@ class _BudgetSVMBase(_Mixin, _Base):
     def predict(self, X):
         """Predicted classes (the decision-value label, as bsvm-predict without -b)."""
         X = self._check_X(X)
-        values = self.model_.predict(X)
+        with _threads.pool(self._threads()):
+            values = self.model_.predict(X)
         return self.classes_[np.searchsorted(self._values_, values)]
 
     @_available_if_probability
@@ -278,7 +294,8 @@ class _BudgetSVMBase(_Mixin, _Base):
         if not _probability.has_probability(self.model_):
             raise ValueError("the model has no probability information: fit with "
                              "probability=True")
-        return _probability.predict_proba(self.model_, X)[:, self._order_]
+        with _threads.pool(self._threads()):
+            return _probability.predict_proba(self.model_, X)[:, self._order_]
 
     @_available_if_probability
     def predict_log_proba(self, X):
@@ -366,7 +383,7 @@ class BudgetSVC(_BudgetSVMBase):
     radius (--radius; None → 1), polish (--polish: 'refit', the default, refits coefficients
     and a bias on the support vectors; 'none' keeps the solver's last iterate as the papers do),
     coalesce (--coalesce/--no-coalesce; None: on unless polish='none'), class_weight (-w),
-    random_state (--seed; None → 1), probability (-b 1).
+    random_state (--seed; None → 1), probability (-b 1), n_jobs (-n; None → the cores).
     """
 
     _SOLVERS = ("bsgd", "bsca")
@@ -374,7 +391,7 @@ class BudgetSVC(_BudgetSVMBase):
     def __init__(self, solver="bsgd", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
                  budget=500, epochs=5, maintenance="merge", merge_search="lookup-wd",
                  variant="pegasos", eta=None, radius=None, polish="refit", coalesce=None,
-                 class_weight=None, random_state=None, probability=False):
+                 class_weight=None, random_state=None, probability=False, n_jobs=None):
         self.solver = solver
         self.C = C
         self.kernel = kernel
@@ -393,6 +410,7 @@ class BudgetSVC(_BudgetSVMBase):
         self.class_weight = class_weight
         self.random_state = random_state
         self.probability = probability
+        self.n_jobs = n_jobs
 
     def _train_params(self, n_features):
         return TrainParams(solver=self.solver, C=self.C, kernel=self.kernel, gamma=self.gamma,
@@ -411,15 +429,15 @@ class LinearSVC(_BudgetSVMBase):
     C (-c), loss ('l1'/'hinge' or 'l2'/'squared_hinge', --loss), tol (-e; None → 0.1),
     max_iter (--max-iter), fit_intercept/intercept_scaling (-B intercept_scaling when
     fit_intercept, else -B -1; the intercept is regularised, as LIBLINEAR's), class_weight,
-    random_state (--seed), probability (-b 1). Note: fit_intercept=True is the default here
-    (scikit-learn's), while bsvm-train's default is -B -1.
+    random_state (--seed), probability (-b 1), n_jobs (-n). Note: fit_intercept=True is the
+    default here (scikit-learn's), while bsvm-train's default is -B -1.
     """
 
     _SOLVERS = ("dcd", "acf")
 
     def __init__(self, solver="dcd", C=1.0, loss="l1", tol=None, max_iter=1000,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None,
-                 random_state=None, probability=False):
+                 random_state=None, probability=False, n_jobs=None):
         self.solver = solver
         self.C = C
         self.loss = loss
@@ -430,6 +448,7 @@ class LinearSVC(_BudgetSVMBase):
         self.class_weight = class_weight
         self.random_state = random_state
         self.probability = probability
+        self.n_jobs = n_jobs
 
     def _train_params(self, n_features):
         if self.loss not in _LOSSES:
@@ -468,13 +487,14 @@ class WWLinearSVC(_BudgetSVMBase):
 
     C (-c), tol (-e; None → 0.0009 relative gap), max_iter (--max-iter), bias (-B; default 1,
     a constant feature of that value, < 0 for none), subsolver (--ww-subsolver: 'walrus' or
-    'iterative'), class_weight, random_state (--seed), probability (-b 1).
+    'iterative'), class_weight, random_state (--seed), probability (-b 1), n_jobs (-n).
     """
 
     _SOLVERS = ("ww",)
 
     def __init__(self, solver="ww", C=1.0, tol=None, max_iter=1000, bias=1.0,
-                 subsolver="walrus", class_weight=None, random_state=None, probability=False):
+                 subsolver="walrus", class_weight=None, random_state=None, probability=False,
+                 n_jobs=None):
         self.solver = solver
         self.C = C
         self.tol = tol
@@ -484,6 +504,7 @@ class WWLinearSVC(_BudgetSVMBase):
         self.class_weight = class_weight
         self.random_state = random_state
         self.probability = probability
+        self.n_jobs = n_jobs
 
     def _train_params(self, n_features):
         return TrainParams(solver=self.solver, C=self.C, eps=self.tol, max_iter=self.max_iter,

@@ -613,6 +613,19 @@ def default_jobs():
         return max(1, os.cpu_count() or 1)
 
 
+def training_threads(options, n_points, dask=False):
+    """Threads of every fold's training (bsvm-train's -n, passed through): as given, else the
+    cores left to each local worker process (1 on a Dask cluster, whose workers run several
+    tasks at a time themselves)."""
+    if options.params.n_threads is not None:
+        return options.params.n_threads
+    if options.scheduler or dask:
+        return 1
+    from budgetsvm.threads import available_cores
+    jobs = min(options.jobs or default_jobs(), n_points * options.fold)
+    return max(1, available_cores() // max(jobs, 1))
+
+
 def _fmt_opt(value):
     return "None" if value is None else format_value(value)
 
@@ -713,7 +726,10 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
                 best_point, best_rate = point, results[point]
             emit(point_line("resumed", point, results[point], best_point, best_rate))
         if todo:
-            tasks = [(point_params(options.params, p), f) for p in todo for f in
+            base = dataclasses.replace(options.params,
+                                       n_threads=training_threads(options, len(todo),
+                                                                    client is not None))
+            tasks = [(point_params(base, p), f) for p in todo for f in
                      range(options.fold)]
             correct = [0] * len(todo)
             reason = [None] * len(todo)

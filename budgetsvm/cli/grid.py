@@ -45,6 +45,8 @@ Grid options:
 
 bsvm-train options (all except -c, -g, -v, -q and the model file) pass through, e.g.
   -s dcd, -t 2, -B 1, --epochs 10, -w1 2, --seed 3; see bsvm-train --help.
+  -n THREADS           threads of every training (bsvm-train's -n; default: the cores
+                       divided among the -j workers, 1 with --scheduler)
   -wLABEL WEIGHT       C of class LABEL becomes WEIGHT*C (LIBSVM's form, e.g. -w-1 5;
                        also --class-weight LABEL WEIGHT); repeat it for more classes
 

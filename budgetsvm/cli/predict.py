@@ -1,7 +1,7 @@
 """bsvm-predict [options] test_file model_file output_file — svm-predict's conventions."""
 import click
 
-from budgetsvm import io, model_io
+from budgetsvm import io, model_io, threads
 from budgetsvm.cli.common import info, run
 from budgetsvm.errors import BsvmError, DataFormatError
 from budgetsvm.fileio import atomic_output, display_name
@@ -9,8 +9,9 @@ from budgetsvm.labels import format_label
 from budgetsvm.probability import has_probability, labels_from_proba, predict_proba
 from budgetsvm.progress import task_progress
 
-# Text parsed per block: the rows, their predictions and the output lines of one block are
-# alive at a time (a few times this size), whatever the size of the test file.
+# Text parsed per block: the rows, their predictions and the output lines of a block are alive
+# while it is predicted (a few times this size; with -n, up to twice as many blocks as threads
+# at a time), whatever the size of the test file.
 PREDICT_BLOCK_BYTES = 1 << 20
 
 
@@ -20,10 +21,13 @@ PREDICT_BLOCK_BYTES = 1 << 20
                    "(the label is then the most probable class) [0]")
 @click.option("-q", "quiet", is_flag=True, help="quiet mode: no accuracy line, no progress")
 @click.option("--zero-based", is_flag=True, help="read 0-based feature indices")
+@click.option("-n", "n_threads", type=click.IntRange(min=1), metavar="THREADS",
+              help="worker threads predicting blocks of the test file [default: the cores "
+                   "available]; the predictions do not depend on it")
 @click.argument("test_file")
 @click.argument("model_file")
 @click.argument("output_file")
-def command(probability, quiet, zero_based, test_file, model_file, output_file):
+def command(probability, quiet, zero_based, n_threads, test_file, model_file, output_file):
     """Predict TEST_FILE with MODEL_FILE and write one label per line to OUTPUT_FILE.
 
     Any of the three may be - (stdin/stdout; only one of the inputs). The accuracy line goes to
@@ -37,27 +41,37 @@ def command(probability, quiet, zero_based, test_file, model_file, output_file):
                         "train it with -b 1, or predict without -b 1")
     if probability == "0" and has_probability(model):
         info("notice: the model supports probability estimates; add -b 1 to write them", quiet)
+
+    def predict_block(block):
+        # One block of the test file: its output lines and how many it got right. The
+        # blocks are predicted in the worker threads while this thread reads the next ones.
+        X, y = block
+        if probability == "1":
+            # svm-predict -b 1: "predicted p1 ... pk" (%g), label = most probable class.
+            P = predict_proba(model, X)
+            predicted = labels_from_proba(model, P)
+            text = "".join(format_label(v) + "".join(" %g" % p for p in row) + "\n"
+                           for v, row in zip(predicted.tolist(), P.tolist()))
+        else:
+            predicted = model.predict(X)
+            text = "".join(format_label(v) + "\n" for v in predicted.tolist())
+        return text, int((predicted == y).sum()), len(y)
+
     correct = total = 0
-    with task_progress("predicting", quiet=quiet) as update, \
+    with threads.pool(n_threads), task_progress("predicting", quiet=quiet) as update, \
             atomic_output(output_file) as out:
         # The test file is streamed block by block: memory does not grow with its size.
         if probability == "1":
             out.write("labels" + "".join(" " + format_label(v) for v in model.labels.tolist())
                       + "\n")
-        for X, y in io.iter_problem_chunks(test_file, zero_based=zero_based,
-                                           block_bytes=PREDICT_BLOCK_BYTES):
-            if probability == "1":
-                # svm-predict -b 1: "predicted p1 ... pk" (%g), label = most probable class.
-                P = predict_proba(model, X)
-                predicted = labels_from_proba(model, P)
-                out.write("".join(format_label(v) + "".join(" %g" % p for p in row) + "\n"
-                                  for v, row in zip(predicted.tolist(), P.tolist())))
-            else:
-                predicted = model.predict(X)
-                out.write("".join(format_label(v) + "\n" for v in predicted.tolist()))
-            correct += int((predicted == y).sum())
-            total += len(y)
-            update(completed=total, info=f"{total} rows")
+        blocks = io.iter_problem_chunks(test_file, zero_based=zero_based,
+                                        block_bytes=PREDICT_BLOCK_BYTES)
+        with threads.ordered_map(predict_block, blocks) as results:
+            for text, right, rows in results:
+                out.write(text)
+                correct += right
+                total += rows
+                update(completed=total, info=f"{total} rows")
         if total == 0:
             raise DataFormatError(test_file, None, "no data (the file is empty or has only "
                                   "comments)")

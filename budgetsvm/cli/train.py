@@ -4,7 +4,7 @@ import os
 import click
 import numpy as np
 
-from budgetsvm import io, model_io
+from budgetsvm import io, model_io, threads
 from budgetsvm.fileio import atomic_output, check_output_path
 from budgetsvm.cli.common import info, run
 from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, POLISH, SOLVERS, VARIANTS,
@@ -117,6 +117,10 @@ _TRAINING_OPTIONS = [
                   help="C of class LABEL becomes WEIGHT*C; repeat it for more classes"),
     click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True,
                   help="random seed (same seed, data and options give the same model)"),
+    click.option("-n", "n_threads", type=click.IntRange(min=1), metavar="THREADS",
+                  help="worker threads for the independent parts (one-vs-rest models, folds, "
+                       "refits, prediction blocks) [default: the cores available]; the model "
+                       "does not depend on it"),
     click.option("--max-iter", type=int, default=1000, show_default=True, callback=_at_least(0),
                   help="linear solvers: maximum outer iterations (0 = unlimited)"),
     click.option("--loss", type=click.Choice(["l1", "l2"]), default="l1", show_default=True,
@@ -233,7 +237,8 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         def after_scan(n, d, labels, largest):
             model_io.check_format(model_format, params.solver, labels)
             _scale_notice(largest, quiet)
-        with task_progress("training (bsgd, streaming)", quiet=quiet) as update:
+        with task_progress("training (bsgd, streaming)", quiet=quiet) as update, \
+                threads.pool(params.n_threads):
             model = train_bsgd_stream(training_file, params, zero_based=zero_based,
                                       buffer_mb=stream_buffer, after_scan=after_scan,
                                       callback=lambda it, info_: update(completed=it,
@@ -251,23 +256,30 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
             info(f"warning: class {label:g} has fewer rows than the {folds} folds", quiet)
         with task_progress(f"{folds}-fold cross validation", total=folds, quiet=quiet) as update:
             predicted = cross_validation(X, y, params, folds,
-                                         on_fold=lambda f: update(completed=f + 1))
+                                         on_fold=lambda f: update(advance=1))
         accuracy = 100.0 * np.mean(predicted == y)
         click.echo("Cross Validation Accuracy = %g%%" % accuracy)
         return
     model_io.check_format(model_format, params.solver, np.unique(y))   # classes from the data
     rows = []
     monitor_test = io.read_problem(monitor_test_file) if monitor_test_file else None
-    with task_progress(f"training ({params.solver})", quiet=quiet) as update:
-        model = train(X, y, params, callback=lambda it, info_: update(completed=it, info=info_),
-                      monitor=rows.append if monitor_file else None, monitor_test=monitor_test)
+    monitor = rows.append if monitor_file else None
+    if probability == "1":
+        # the model and the internal folds of the probability fit train at the same time
+        from budgetsvm.probability import N_FOLDS, train_with_probability
+        with task_progress(f"training ({params.solver}) and probability model ({N_FOLDS}-fold "
+                           "CV)", quiet=quiet) as update:
+            model = train_with_probability(
+                X, y, params, callback=lambda it, info_: update(completed=it, info=info_),
+                monitor=monitor, monitor_test=monitor_test)
+    else:
+        with task_progress(f"training ({params.solver})", quiet=quiet) as update:
+            model = train(X, y, params,
+                          callback=lambda it, info_: update(completed=it, info=info_),
+                          monitor=monitor, monitor_test=monitor_test)
     if monitor_file:
         write_monitor_csv(monitor_file, rows)
     _print_summary(model, stats, model_file, quiet)
-    if probability == "1":
-        from budgetsvm.probability import N_FOLDS, fit_probability
-        with task_progress(f"probability model ({N_FOLDS}-fold CV)", quiet=quiet):
-            fit_probability(X, y, params, model)
     model_io.save_model(model, model_file, format=model_format)
 
 
