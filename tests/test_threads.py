@@ -1,0 +1,259 @@
+"""Worker threads (-n, n_jobs; budgetsvm/threads.py) never change a result.
+
+Oracles: the run on one thread (-n 1, the serial path: every part in the main thread, in
+order) for the files of every solver, of cross-validation, of the probability models and of
+prediction; the serial loop's exception for a failing part; the exit codes and the absence
+of any output file after Ctrl-C/SIGTERM for runs interrupted in their worker threads.
+"""
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from budgetsvm import threads
+
+BIN = Path(sys.executable).parent
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+SOLVERS = {
+    "dcd": ["-s", "dcd", "-c", "1"],
+    "acf": ["-s", "acf", "-c", "1"],
+    "ww": ["-s", "ww", "-c", "1"],
+    "bsgd": ["-s", "bsgd", "--budget", "40", "--epochs", "2", "-c", "4"],
+    "bsca": ["-s", "bsca", "--budget", "40", "--epochs", "2", "-c", "4"],
+    "bsgd-none": ["-s", "bsgd", "--budget", "40", "--epochs", "2", "-c", "4",
+                  "--polish", "none"],
+    "bsca-none": ["-s", "bsca", "--budget", "40", "--epochs", "2", "-c", "4",
+                  "--polish", "none"],
+}
+
+
+def run(tool, *args, cwd=None, check=True):
+    result = subprocess.run([str(BIN / tool), *map(str, args)], cwd=cwd, capture_output=True,
+                            text=True, timeout=600)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def write_blobs(path, n=600, k=4, d=12, seed=3):
+    """k overlapping Gaussian classes (labels 1..k) in d dimensions, LIBSVM format."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    X = rng.standard_normal((k, d))[y] + 1.5 * rng.standard_normal((n, d))
+    with open(path, "w") as f:
+        for row, label in zip(X, y):
+            f.write(f"{label + 1}" + "".join(f" {j + 1}:{v:.5g}" for j, v in enumerate(row))
+                    + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def blobs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("threads")
+    return write_blobs(folder / "blobs.txt"), write_blobs(folder / "blobs.t", n=300, seed=4)
+
+
+def data_sets(blobs):
+    return {"binary": DATA / "heart_scale.xz", "multi-class": blobs[0]}
+
+
+@pytest.mark.parametrize("kind", ["binary", "multi-class"])
+@pytest.mark.parametrize("solver", sorted(SOLVERS))
+def test_model_files_do_not_depend_on_the_threads(tmp_path, blobs, solver, kind):
+    data = data_sets(blobs)[kind]
+    models = {}
+    for n in (1, 2, 3):
+        run("bsvm-train", "-q", *SOLVERS[solver], "-n", n, data, tmp_path / f"m{n}")
+        models[n] = (tmp_path / f"m{n}").read_bytes()
+    assert models[1] == models[2] == models[3]        # cmp of the files
+
+
+def test_the_threads_are_not_written_into_the_model(tmp_path, blobs):
+    run("bsvm-train", "-q", "-s", "dcd", "-n", "3", blobs[0], tmp_path / "m")
+    run("bsvm-train", "-q", "-s", "dcd", blobs[0], tmp_path / "d")       # default: all cores
+    assert (tmp_path / "m").read_bytes() == (tmp_path / "d").read_bytes()
+    assert b"thread" not in (tmp_path / "m").read_bytes()
+
+
+@pytest.mark.parametrize("solver", ["dcd", "ww", "bsgd", "bsca"])
+def test_cross_validation_does_not_depend_on_the_threads(blobs, solver):
+    outputs = {n: run("bsvm-train", *SOLVERS[solver], "-v", "5", "-n", n, blobs[0]).stdout
+               for n in (1, 3)}
+    assert outputs[1] == outputs[3]
+    assert outputs[1].startswith("Cross Validation Accuracy = ")
+
+
+@pytest.mark.parametrize("kind", ["binary", "multi-class"])
+@pytest.mark.parametrize("solver", ["dcd", "ww", "bsgd", "bsca"])
+def test_probability_models_and_outputs_do_not_depend_on_the_threads(tmp_path, blobs, solver,
+                                                                     kind):
+    data = data_sets(blobs)[kind]
+    test = blobs[1] if kind == "multi-class" else data
+    files = {}
+    for n in (1, 3):
+        run("bsvm-train", "-q", *SOLVERS[solver], "-b", "1", "-n", n, data, tmp_path / f"m{n}")
+        run("bsvm-predict", "-q", "-b", "1", "-n", n, test, tmp_path / f"m{n}",
+            tmp_path / f"p{n}")
+        files[n] = ((tmp_path / f"m{n}").read_bytes(), (tmp_path / f"p{n}").read_bytes())
+    assert files[1] == files[3]
+
+
+@pytest.mark.parametrize("solver", ["dcd", "bsgd", "bsca"])
+def test_prediction_files_do_not_depend_on_the_threads(tmp_path, blobs, solver):
+    # a9a.t: 16281 rows, 3 text blocks of bsvm-predict and two linear row blocks per block
+    train, test = (DATA / "a9a.xz", DATA / "a9a.t.xz") if solver != "bsca" else blobs
+    run("bsvm-train", "-q", *SOLVERS[solver], train, tmp_path / "m")
+    outputs = {}
+    for n in (1, 2, 3):
+        result = run("bsvm-predict", "-n", n, test, tmp_path / "m", tmp_path / f"p{n}")
+        outputs[n] = ((tmp_path / f"p{n}").read_bytes(), result.stdout)
+    assert outputs[1] == outputs[2] == outputs[3]
+
+
+def test_monitor_files_list_the_epochs_in_model_order(tmp_path, blobs):
+    # bsca one-vs-rest with monitoring: the rows of the k models come in model order, epoch
+    # by epoch, whatever thread trained which model; the model file is the same
+    rows = {}
+    for n in (1, 3):
+        run("bsvm-train", "-q", *SOLVERS["bsca"], "--monitor", tmp_path / f"mon{n}",
+            "--monitor-test", blobs[1], "-n", n, blobs[0], tmp_path / f"m{n}")
+        lines = (tmp_path / f"mon{n}").read_text().splitlines()
+        header = lines[0].split(",")
+        rows[n] = [[line.split(",")[header.index(key)] for key in
+                    ("model", "epoch", "primal", "n_sv", "test_accuracy")] for line in lines[1:]]
+    assert rows[1] == rows[3]
+    assert [(r[0], r[1]) for r in rows[1]] == [(str(c), str(e)) for c in range(4)
+                                               for e in (1, 2)]
+    assert (tmp_path / "m1").read_bytes() == (tmp_path / "m3").read_bytes()
+
+
+def test_grid_passes_the_threads_through(tmp_path):
+    results = {}
+    for n in (1, 3):
+        out = run("bsvm-grid", "-s", "bsca", "--budget", "20", "--epochs", "1", "-log2c",
+                  "-1,1,2", "-log2g", "-3,-3,1", "-v", "3", "-j", "1", "-n", n, "-out",
+                  tmp_path / f"g{n}.out", DATA / "heart_scale.xz", cwd=tmp_path)
+        results[n] = ((tmp_path / f"g{n}.out").read_text(), out.stdout.splitlines()[-1])
+    assert results[1] == results[3]
+
+
+def test_estimators_do_not_depend_on_n_jobs(blobs):
+    from budgetsvm import io
+    from budgetsvm.estimators import BudgetSVC, LinearSVC, WWLinearSVC
+    X, y = io.read_problem(blobs[0])
+    Xt, _ = io.read_problem(blobs[1], n_features=X.shape[1])
+    for make in (lambda n: BudgetSVC(solver="bsca", budget=30, epochs=2, n_jobs=n,
+                                     probability=True),
+                 lambda n: LinearSVC(n_jobs=n), lambda n: WWLinearSVC(n_jobs=n)):
+        one, three = make(1).fit(X, y), make(3).fit(X, y)
+        assert np.array_equal(one.decision_function(Xt), three.decision_function(Xt))
+        assert np.array_equal(one.predict(Xt), three.predict(Xt))
+        if one.probability:
+            assert np.array_equal(one.predict_proba(Xt), three.predict_proba(Xt))
+    with pytest.raises(ValueError, match="n_jobs"):
+        LinearSVC(n_jobs=0).fit(X, y)
+
+
+# ---------------------------------------------------------------------------------------------
+# failures and signals
+# ---------------------------------------------------------------------------------------------
+
+def test_a_failing_fold_is_one_error_line_as_on_one_thread():
+    # norma with a huge learning rate overflows (tests/test_unscaled.py checks that it does)
+    options = ["-s", "bsgd", "--variant", "norma", "--eta", "1e6", "--budget", "50",
+               "--epochs", "1", "-v", "3", DATA / "heart_scale.xz"]
+    results = {n: run("bsvm-train", "-n", n, *options, check=False) for n in (1, 3)}
+    for result in results.values():
+        assert result.returncode == 1
+        assert result.stdout == ""
+        assert len(result.stderr.splitlines()) == 1
+        assert result.stderr.startswith("fold 1 of 3: training diverged")
+    assert results[1].stderr == results[3].stderr
+
+
+def test_the_first_failing_item_is_raised_and_the_later_ones_stop():
+    # The serial loop's exception (item 2's, though item 5 fails first in time); item 4,
+    # running meanwhile, is stopped; item 0 and 1, before the failure, finish.
+    started = threading.Event()
+    finished, stopped = [], []
+
+    def item(i):
+        if i == 5:
+            raise KeyError("item 5")
+        if i == 2:
+            started.wait(60)
+            time.sleep(0.05)
+            raise ValueError("item 2")
+        if i == 4:
+            started.set()
+            deadline = time.monotonic() + 60
+            try:
+                while time.monotonic() < deadline:
+                    threads.check_cancelled()
+                    time.sleep(0.001)
+            except threads.Cancelled:
+                stopped.append(i)
+                raise
+        finished.append(i)
+        return i
+
+    with threads.pool(4):
+        with pytest.raises(ValueError, match="item 2"):
+            threads.parallel_map(item, range(8))
+    assert stopped == [4]
+    assert {0, 1} <= set(finished) and not set(finished) & {5, 6, 7}
+    with pytest.raises(ValueError, match="item 2"):         # the same as one thread
+        threads.parallel_map(lambda i: item(i) if i != 4 else i, range(8))
+
+
+def test_nested_maps_give_the_serial_results():
+    def outer(i):
+        return threads.parallel_map(lambda j: (i, j, threads.parallel_map(abs, [-i, -j])),
+                                    range(i + 1))
+    with threads.pool(3):
+        parallel = threads.parallel_map(outer, range(7))
+    assert parallel == [outer(i) for i in range(7)]
+
+
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture(scope="module")
+def long_blobs(tmp_path_factory):
+    return write_blobs(tmp_path_factory.mktemp("long") / "long.txt", n=3000, k=5)
+
+
+LONG_RUNS = {
+    "one-vs-rest dcd": ["-s", "dcd", "-c", "1000", "-e", "1e-12", "--max-iter", "0"],
+    "one-vs-rest bsca": ["-s", "bsca", "--budget", "500", "--epochs", "100000"],
+    "cross-validation": ["-s", "bsgd", "--budget", "200", "--epochs", "100000", "-v", "5"],
+    "probability folds": ["-s", "acf", "-c", "1000", "-e", "1e-12", "--max-iter", "0",
+                          "-b", "1"],
+}
+
+
+@pytest.mark.parametrize("run_name", sorted(LONG_RUNS))
+@pytest.mark.parametrize("signum, status, word", [(signal.SIGINT, 130, "interrupted"),
+                                                  (signal.SIGTERM, 143, "terminated")])
+def test_signals_stop_every_thread(tmp_path, long_blobs, run_name, signum, status, word):
+    process = subprocess.Popen([str(BIN / "bsvm-train"), "-n", "3", *LONG_RUNS[run_name],
+                                str(long_blobs), "m.model"], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=_default_sigint)
+    time.sleep(2.0)                  # imported, read, and inside the solvers' threads
+    assert process.poll() is None, process.communicate()[1].decode()
+    sent = time.monotonic()
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=30)
+    elapsed = time.monotonic() - sent
+    assert process.returncode == status, err.decode()
+    assert err.decode().strip() == word
+    assert elapsed < 1.0, f"took {elapsed:.2f} s to stop"
+    assert list(tmp_path.iterdir()) == []            # no model, no temporary file
