@@ -36,6 +36,7 @@ SECTIONS = [
     ("bench_predict", "Prediction speed vs LIBSVM"),
     ("bench_stream", "Memory of streaming training"),
     ("bench_grid", "Grid search (bsvm-grid)"),
+    ("bench_threads", "Worker threads (-n): speed-up, CPU and memory"),
 ]
 STEMS = [stem for stem, _ in SECTIONS]
 
