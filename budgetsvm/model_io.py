@@ -63,6 +63,9 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 # Writing
 # ---------------------------------------------------------------------------------------------
 
+# Lines of a linear model's weights formatted per block (a few MB of text for 105 classes).
+WEIGHT_BLOCK_ROWS = 2048
+
 
 def save_model(model, path, format="native"):
     """Write ``model`` to ``path`` (``-`` = standard output) atomically in ``format``.
@@ -201,15 +204,27 @@ def _dump_native(model):
     out += [_param_line(name, model.params[name]) for name in sorted(model.params)]
     if linear:
         out.append("w")
-        rows = model.coef.T.tolist()
-        if model.bias >= 0:
-            rows.append(model.bias_coef.tolist())
-        out += [" ".join(map(repr, row)) for row in rows]
+        out += [text for text in (_weight_lines(model.coef.T),
+                                  _weight_lines(model.bias_coef[None, :]) if model.bias >= 0
+                                  else "") if text]
     else:
         out.append("SV")
         out += _sv_lines(model.coef, model.sv, repr, "{}:{!r}".format, " ")
     out.append("end")
     return "\n".join(out) + "\n"
+
+
+def _weight_lines(rows):
+    """The lines " ".join(map(repr, row)) of the rows of a 2-D float64 array, joined by
+    newlines ('' for no rows): formatted by budgetsvm._format without the GIL, in blocks of
+    WEIGHT_BLOCK_ROWS rows spread over the threads of an active budgetsvm.threads pool."""
+    from budgetsvm._format import format_rows
+    from budgetsvm.threads import parallel_map
+    blocks = parallel_map(lambda start: format_rows(rows[start:start + WEIGHT_BLOCK_ROWS]),
+                          range(0, rows.shape[0], WEIGHT_BLOCK_ROWS))
+    if blocks:
+        blocks[-1] = blocks[-1][:-1]           # no newline after the last line
+    return "".join(blocks)
 
 
 def _sv_lines(coef, sv, fmt_coef, fmt_pair, sep):

@@ -244,7 +244,8 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
                                       callback=lambda it, info_: update(completed=it,
                                                                         info=info_))
         _print_summary(model, stats, model_file, quiet)
-        model_io.save_model(model, model_file, format=model_format)
+        with threads.pool(params.n_threads):
+            model_io.save_model(model, model_file, format=model_format)
         return
     X, y = io.read_problem(training_file, zero_based=zero_based)
     _scale_notice(largest_value(X), quiet)
@@ -280,7 +281,8 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
     if monitor_file:
         write_monitor_csv(monitor_file, rows)
     _print_summary(model, stats, model_file, quiet)
-    model_io.save_model(model, model_file, format=model_format)
+    with threads.pool(params.n_threads):         # the weight lines are formatted in threads
+        model_io.save_model(model, model_file, format=model_format)
 
 
 def _check_monitor_usage(params, monitor_file, monitor_test_file):

@@ -1,0 +1,293 @@
+"""Doubles as text exactly as Python's ``repr(float)`` writes them, in compiled code without the
+GIL, so that the rows of a large model file can be formatted in the worker threads
+(budgetsvm/threads.py) and much faster than one ``repr`` call per number.
+
+``repr`` writes the shortest decimal string that reads back as the same double and, among the
+strings of that length, the one nearest to it (ties to even). The digits come from the Ryū
+algorithm (U. Adams, "Ryū: fast float-to-string conversion", PLDI 2018, §3–§4), written here
+from the paper: the interval of decimals that read back as x is scaled by a power of 10 with
+one 64 × 128-bit multiplication (precomputed 125-bit approximations of 5^±q, exact enough that
+the dropped bits never matter), then digits are removed while the interval still holds two
+candidates. The layout is CPython's (Objects/floatobject.c, repr style 'r'): fixed notation
+when the decimal point falls at -4 < decpt ≤ 16 (with ".0" after an integer), else d.ddde±XX
+with at least two exponent digits; "inf", "-inf", "nan", "-0.0". tests/test_format.py
+compares every form with ``repr``.
+"""
+import numpy as np
+
+from libc.stdint cimport int32_t, uint32_t, uint64_t, uint8_t
+from libc.string cimport memcpy
+
+cdef extern from *:
+    """
+    /* floor(m * mul / 2^j) for the 128-bit multiplier mul = mul[1]·2^64 + mul[0], j >= 64:
+       (m·mul) / 2^64 = m·mul[1] + floor(m·mul[0] / 2^64) exactly. */
+    typedef unsigned __int128 bsvm_u128;
+    static inline uint64_t bsvm_mul_shift64(uint64_t m, const uint64_t* mul, int32_t j) {
+        bsvm_u128 b0 = (bsvm_u128) m * mul[0];
+        bsvm_u128 b2 = (bsvm_u128) m * mul[1];
+        return (uint64_t) (((b0 >> 64) + b2) >> (j - 64));
+    }
+    """
+    uint64_t mul_shift64 "bsvm_mul_shift64"(uint64_t m, const uint64_t* mul,
+                                            int32_t j) noexcept nogil
+
+# Bits kept of 5^i (POW5) and of 2^k / 5^i (POW5_INV): Ryū's choice for doubles.
+cdef int32_t POW5_BITS = 125
+cdef int32_t POW5_INV_BITS = 125
+# The longest text of one double: "-" + 17 digits + "." + "e-308".
+MAX_CHARS = 25
+
+
+def _tables():
+    """POW5[i] = the top 125 bits of 5^i (i < 326); POW5_INV[i] = ⌊2^(bits(5^i) − 1 + 125) /
+    5^i⌋ + 1 (i < 342), each as (low, high) 64-bit words: exact integer arithmetic."""
+    mask = (1 << 64) - 1
+    inv = np.empty((342, 2), dtype=np.uint64)
+    fwd = np.empty((326, 2), dtype=np.uint64)
+    for i in range(342):
+        p = 5 ** i
+        v = (1 << (p.bit_length() - 1 + 125)) // p + 1
+        inv[i, 0], inv[i, 1] = v & mask, v >> 64
+    for i in range(326):
+        p = 5 ** i
+        b = p.bit_length()
+        v = p >> (b - 125) if b > 125 else p << (125 - b)
+        fwd[i, 0], fwd[i, 1] = v & mask, v >> 64
+    return inv, fwd
+
+
+_POW5_INV_ARRAY, _POW5_ARRAY = _tables()
+cdef const uint64_t[:, ::1] _POW5_INV = _POW5_INV_ARRAY
+cdef const uint64_t[:, ::1] _POW5 = _POW5_ARRAY
+
+
+cdef inline int32_t _pow5_bits(int32_t e) noexcept nogil:
+    # ⌈log2(5^e)⌉ (1 for e = 0), for 0 <= e <= 3528
+    return <int32_t>(((<uint32_t>e) * 1217359) >> 19) + 1
+
+
+cdef inline uint32_t _log10_pow2(int32_t e) noexcept nogil:
+    # ⌊log10(2^e)⌋ for 0 <= e <= 1650
+    return ((<uint32_t>e) * 78913) >> 18
+
+
+cdef inline uint32_t _log10_pow5(int32_t e) noexcept nogil:
+    # ⌊log10(5^e)⌋ for 0 <= e <= 2620
+    return ((<uint32_t>e) * 732923) >> 20
+
+
+cdef inline bint _multiple_of_pow5(uint64_t v, uint32_t p) noexcept nogil:
+    # 5^p divides v (v > 0)
+    cdef uint32_t count = 0
+    while v % 5 == 0:
+        v //= 5
+        count += 1
+    return count >= p
+
+
+cdef inline void _shortest(uint64_t mantissa, uint32_t exponent, uint64_t* digits,
+                           int32_t* exp10) noexcept nogil:
+    """The shortest, nearest decimal digits*10^exp10 of the positive finite double with these
+    IEEE fields (Ryū, §3: steps 1–4)."""
+    cdef int32_t e2, e10, k, i, j, removed = 0
+    cdef uint64_t m2, mv, vr, vp, vm, output
+    cdef uint32_t q, mm_shift
+    cdef bint accept_bounds, vm_zeros = False, vr_zeros = False, round_up = False
+    cdef uint8_t last_removed = 0
+    cdef const uint64_t* mul
+    # step 1: x = m2 · 2^e2, two more bits for the interval's half-way points
+    if exponent == 0:
+        e2 = 1 - 1023 - 52 - 2
+        m2 = mantissa
+    else:
+        e2 = <int32_t>exponent - 1023 - 52 - 2
+        m2 = (<uint64_t>1 << 52) | mantissa
+    accept_bounds = (m2 & 1) == 0       # round-half-even reading maps the bounds to x
+    mv = 4 * m2
+    # the lower neighbour is closer (half the gap) at a power of two
+    mm_shift = 1 if (mantissa != 0 or exponent <= 1) else 0
+    # steps 2–3: u = mv − 1 − mm_shift, v = mv, w = mv + 2, times 2^e2, as decimals ·10^-e10
+    if e2 >= 0:
+        q = _log10_pow2(e2) - (1 if e2 > 3 else 0)
+        e10 = <int32_t>q
+        k = POW5_INV_BITS + _pow5_bits(<int32_t>q) - 1
+        i = -e2 + <int32_t>q + k
+        mul = &_POW5_INV[q, 0]
+        vr = mul_shift64(mv, mul, i)
+        vp = mul_shift64(mv + 2, mul, i)
+        vm = mul_shift64(mv - 1 - mm_shift, mul, i)
+        if q <= 21:
+            # exact (no bits dropped) when 5^q divides the scaled value
+            if mv % 5 == 0:
+                vr_zeros = _multiple_of_pow5(mv, q)
+            elif accept_bounds:
+                vm_zeros = _multiple_of_pow5(mv - 1 - mm_shift, q)
+            elif _multiple_of_pow5(mv + 2, q):
+                vp -= 1                   # the exact upper bound is excluded
+    else:
+        q = _log10_pow5(-e2) - (1 if -e2 > 1 else 0)
+        e10 = <int32_t>q + e2
+        i = -e2 - <int32_t>q
+        k = _pow5_bits(i) - POW5_BITS
+        j = <int32_t>q - k
+        mul = &_POW5[i, 0]
+        vr = mul_shift64(mv, mul, j)
+        vp = mul_shift64(mv + 2, mul, j)
+        vm = mul_shift64(mv - 1 - mm_shift, mul, j)
+        if q <= 1:
+            # mv has two trailing zero bits, so these are exact
+            vr_zeros = True
+            if accept_bounds:
+                vm_zeros = mm_shift == 1
+            else:
+                vp -= 1
+        elif q < 63:
+            # exact when 2^q divides mv
+            vr_zeros = (mv & ((<uint64_t>1 << q) - 1)) == 0
+    # step 4: remove digits while vm < vp still leaves a shorter candidate
+    if vm_zeros or vr_zeros:
+        while vp // 10 > vm // 10:
+            vm_zeros = vm_zeros and vm % 10 == 0
+            vr_zeros = vr_zeros and last_removed == 0
+            last_removed = <uint8_t>(vr % 10)
+            vr //= 10
+            vp //= 10
+            vm //= 10
+            removed += 1
+        if vm_zeros:
+            while vm % 10 == 0:
+                vr_zeros = vr_zeros and last_removed == 0
+                last_removed = <uint8_t>(vr % 10)
+                vr //= 10
+                vp //= 10
+                vm //= 10
+                removed += 1
+        if vr_zeros and last_removed == 5 and vr % 2 == 0:
+            last_removed = 4              # an exact tie: round half to even
+        output = vr + (1 if ((vr == vm and (not accept_bounds or not vm_zeros))
+                             or last_removed >= 5) else 0)
+    else:
+        if vp // 100 > vm // 100:
+            round_up = vr % 100 >= 50
+            vr //= 100
+            vp //= 100
+            vm //= 100
+            removed += 2
+        while vp // 10 > vm // 10:
+            round_up = vr % 10 >= 5
+            vr //= 10
+            vp //= 10
+            vm //= 10
+            removed += 1
+        output = vr + (1 if (vr == vm or round_up) else 0)
+    digits[0] = output
+    exp10[0] = e10 + removed
+
+
+cdef inline Py_ssize_t _put(char* out, const char* text) noexcept nogil:
+    cdef Py_ssize_t n = 0
+    while text[n] != 0:
+        out[n] = text[n]
+        n += 1
+    return n
+
+
+cdef Py_ssize_t write_double(double value, char* out) noexcept nogil:
+    """Write repr(value) to out (at most MAX_CHARS bytes, no terminator); return its length."""
+    cdef uint64_t bits, mantissa, digits
+    cdef uint32_t exponent
+    cdef int32_t exp10, decpt, length, x, t
+    cdef Py_ssize_t pos = 0
+    cdef char buf[20]
+    memcpy(&bits, &value, 8)
+    mantissa = bits & ((<uint64_t>1 << 52) - 1)
+    exponent = <uint32_t>((bits >> 52) & 0x7FF)
+    if exponent == 0x7FF:
+        if mantissa != 0:
+            return _put(out, b"nan")
+        return _put(out, b"-inf" if (bits >> 63) else b"inf")
+    if bits >> 63:
+        out[pos] = b'-'
+        pos += 1
+    if exponent == 0 and mantissa == 0:
+        return pos + _put(out + pos, b"0.0")
+    _shortest(mantissa, exponent, &digits, &exp10)
+    length = 0
+    while digits > 0:                       # buf[0:length] = the digits, last first
+        buf[length] = <char>(48 + digits % 10)
+        digits //= 10
+        length += 1
+    decpt = length + exp10                  # x = 0.d1d2...dn × 10^decpt
+    if -4 < decpt <= 16:
+        if decpt <= 0:
+            out[pos] = b'0'
+            out[pos + 1] = b'.'
+            pos += 2
+            for t in range(-decpt):
+                out[pos] = b'0'
+                pos += 1
+            for t in range(length - 1, -1, -1):
+                out[pos] = buf[t]
+                pos += 1
+        else:
+            for t in range(length):
+                if t == decpt:
+                    out[pos] = b'.'
+                    pos += 1
+                out[pos] = buf[length - 1 - t]
+                pos += 1
+            if decpt >= length:
+                for t in range(decpt - length):
+                    out[pos] = b'0'
+                    pos += 1
+                out[pos] = b'.'
+                out[pos + 1] = b'0'
+                pos += 2
+        return pos
+    out[pos] = buf[length - 1]
+    pos += 1
+    if length > 1:
+        out[pos] = b'.'
+        pos += 1
+        for t in range(length - 2, -1, -1):
+            out[pos] = buf[t]
+            pos += 1
+    x = decpt - 1
+    out[pos] = b'e'
+    out[pos + 1] = b'-' if x < 0 else b'+'
+    pos += 2
+    if x < 0:
+        x = -x
+    if x >= 100:
+        out[pos] = <char>(48 + x // 100)
+        pos += 1
+    out[pos] = <char>(48 + (x // 10) % 10)
+    out[pos + 1] = <char>(48 + x % 10)
+    return pos + 2
+
+
+def format_rows(const double[:, :] values):
+    """The rows of a 2-D array (any strides) as text lines: the values of a row as repr writes
+    them, separated by single spaces, each line ending with a newline. Runs without the GIL."""
+    cdef Py_ssize_t n = values.shape[0], m = values.shape[1], r, c, pos = 0
+    buffer = np.empty(n * (m * (MAX_CHARS + 1) + 1), dtype=np.uint8)
+    cdef unsigned char[::1] text = buffer
+    cdef char* out = <char*>&text[0] if text.shape[0] > 0 else NULL
+    with nogil:
+        for r in range(n):
+            for c in range(m):
+                if c > 0:
+                    out[pos] = b' '
+                    pos += 1
+                pos += write_double(values[r, c], out + pos)
+            out[pos] = b'\n'
+            pos += 1
+    return buffer[:pos].tobytes().decode("ascii")
+
+
+def format_double(double value):
+    """repr(value), computed by write_double (for tests)."""
+    cdef char out[32]
+    cdef Py_ssize_t n = write_double(value, out)
+    return out[:n].decode("ascii")

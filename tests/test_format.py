@@ -1,0 +1,62 @@
+"""budgetsvm._format writes doubles exactly as Python's repr(float) does (the oracle): the
+shortest string that reads back as the same double, nearest on ties, in CPython's layout."""
+import numpy as np
+import pytest
+
+from budgetsvm._format import format_double, format_rows
+
+
+def same_as_repr(values):
+    values = np.asarray(values, dtype=np.float64).ravel()
+    ours = format_rows(values.reshape(-1, 1)).split("\n")[:-1]
+    theirs = [repr(v) for v in values.tolist()]
+    wrong = [(a, b) for a, b in zip(ours, theirs) if a != b]
+    assert len(ours) == len(theirs) and not wrong, wrong[:5]
+
+
+@pytest.mark.parametrize("value", [
+    0.0, -0.0, 1.0, -1.0, 0.1, 0.3, 2 / 3, 100.0, 123.456, 1e15, 1e16, 1e-4, 1e-5, 1.5e-5,
+    1e22, 1e23, 9.999999999999999e22, 9007199254740993.0, 123456789012345680.0, 2.0 ** 63,
+    5e-324, 2.2250738585072014e-308, 2.225073858507201e-308, 1.7976931348623157e308,
+    float("inf"), float("-inf"), float("nan"), -float("nan")])
+def test_special_values(value):
+    assert format_double(value) == repr(value)
+
+
+def test_random_bit_patterns():
+    # every exponent and mantissa pattern, both signs
+    rng = np.random.default_rng(16)
+    bits = rng.integers(0, 2 ** 63, 1_000_000, dtype=np.uint64)
+    values = (bits | (rng.integers(0, 2, bits.size, dtype=np.uint64) << np.uint64(63))
+              ).view(np.float64)
+    same_as_repr(values[np.isfinite(values)])
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-8, 1e-3, 1.0, 1e5, 1e12, 1e300])
+def test_model_like_values(scale):
+    rng = np.random.default_rng(int(np.log10(scale)) + 400)
+    values = rng.standard_normal(200_000) * scale
+    same_as_repr(values)
+    same_as_repr(np.round(values / scale, 3) * scale)       # short decimals
+    same_as_repr(np.float32(values / scale).astype(np.float64))   # 24-bit mantissas
+
+
+def test_powers_integers_and_their_neighbours():
+    # powers of two (the interval is asymmetric there), powers of ten (exact decimal ties
+    # and the fixed/exponent switch at 1e-4, 1e-5, 1e16), integers, subnormals
+    twos = np.ldexp(1.0, np.arange(-1074, 1024))
+    tens = 10.0 ** np.arange(-323, 309, dtype=np.float64)
+    for base in (twos, tens, np.arange(-70000.0, 70000.0), np.arange(1, 4096) * 5e-324):
+        base = base[np.isfinite(base) & (base != 0)]
+        for values in (base, np.nextafter(base, 0), np.nextafter(base, np.inf), -base):
+            same_as_repr(values[np.isfinite(values)])
+    halves = np.arange(1, 20001) + 0.5                  # x.5 ties of short decimals
+    same_as_repr(np.concatenate([halves, halves / 1024, halves * 1e-7]))
+
+
+def test_rows_are_repr_joined_by_spaces():
+    rng = np.random.default_rng(1)
+    W = rng.standard_normal((300, 7)) * np.where(rng.random((300, 7)) < 0.5, 0.0, 1.0)
+    for rows in (W, W.T, W[::3, 1:5], np.zeros((0, 4)), np.zeros((3, 1))):
+        assert format_rows(rows) == "".join(" ".join(map(repr, row)) + "\n"
+                                            for row in rows.tolist())
