@@ -21,7 +21,7 @@ from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY, copysign, exp, fabs
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
-from budgetsvm._random cimport Rng, rng_seed, rng_shuffle, rng_uniform
+from budgetsvm._random cimport Rng, rng_seed, rng_shuffle, rng_shuffle_fast, rng_uniform
 from budgetsvm._nogil cimport check_signals as _check_signals
 
 cnp.import_array()
@@ -374,11 +374,12 @@ AcfResult.__doc__ = """Result of one binary ACF solve: the DcdResult fields, rea
 the preferences.
 
 n_iter            sweeps performed (each visits exactly n coordinates, n = rows not fixed at
-                  their bound by the zero-row rule)
+                  their bound by the zero-row rule; with shrinking, the active rows)
 n_updates         coordinate steps taken (|PG| > 1e-12), as in DcdResult
 max_iter_reached  True when the loop stopped at max_iter sweeps without meeting the stopping test
 n_unshrink        canstop resets: how often a sweep with max|PG| < ε was not accepted and the
-                  preferences were reset to 1 for a verifying uniform sweep
+                  preferences were reset to 1 (and every row un-shrunk) for a verifying
+                  uniform sweep
 preferences       float64 (n_rows,), the final p_i ∈ [p_min, p_max] (NaN for an L1 zero row,
                   which is fixed at α_i = C_i and never visited)
 """
@@ -419,8 +420,9 @@ cdef double _acf_schedule(const double* pref, const Py_ssize_t* order, Py_ssize_
     return total
 
 
-def acf_schedule(preferences, uint64_t seed=1, Py_ssize_t n_draws=1):
-    """Draw n_draws schedules of Algorithm 4 for the fixed preferences, one RNG stream.
+def acf_schedule(preferences, uint64_t seed=1, Py_ssize_t n_draws=1, bint systematic=False):
+    """Draw n_draws schedules for the fixed preferences, one RNG stream: Algorithm 4 of seed
+    003 (the paper's ACF), or with systematic=True the systematic sampling of the shrinking ACF.
 
     For tests. Returns int64 (n_draws, n): row r holds the indices 0..n-1 of draw r.
     """
@@ -439,13 +441,16 @@ def acf_schedule(preferences, uint64_t seed=1, Py_ssize_t n_draws=1):
     rng_seed(&rng, seed)
     with nogil:
         for r in range(n_draws):
-            _acf_schedule(&v_p[0], &v_order[0], n, &rng, &v_out[r, 0])
+            if systematic:
+                _systematic_schedule(&v_p[0], &v_order[0], n, &rng, &v_out[r, 0])
+            else:
+                _acf_schedule(&v_p[0], &v_order[0], n, &rng, &v_out[r, 0])
     return out.astype(np.int64)
 
 
 def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double eps=0.1,
               Py_ssize_t max_iter=1000, loss="l1", uint64_t seed=1, callback=None,
-              double c=0.2, double pmin=0.05, double pmax=20.0, trace=None):
+              double c=0.2, double pmin=0.05, double pmax=20.0, trace=None, shrink="on"):
     """Solve one binary L2-regularised SVM by dual coordinate descent with adaptive coordinate
     frequencies (ACF, also called AVSF).
 
@@ -454,9 +459,9 @@ def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
         min_α  f(α) = ½ αᵀ Q̄ α − eᵀα   s.t. 0 ≤ α_i ≤ U_i,   Q̄ = Q + D,  Q_ij = y_i y_j x_iᵀx_j,
         L1-loss: U_i = C_i, D_ii = 0;   L2-loss: U_i = ∞, D_ii = 1/(2 C_i);   w = Σ_i α_i y_i x_i.
 
-    Instead of uniform sweeps with shrinking, every coordinate carries a preference
-    p_i ∈ [pmin, pmax] and each sweep of n steps visits coordinate i about n·p_i/Σp times
-    (the schedule of Algorithm 4). After every step the preference follows the step's exact
+    shrink="none", the paper's algorithm: instead of uniform sweeps with shrinking, every
+    coordinate carries a preference p_i ∈ [pmin, pmax] and each sweep of n steps visits
+    coordinate i about n·p_i/Σp times (the schedule of Algorithm 4). After every step the preference follows the step's exact
     dual gain Δ = μ(g_i − μ Q̄_ii/2) relative to a fading average Δ_ref (Algorithm 5):
     p_i ← clip(p_i · exp(c·(Δ/Δ_ref − 1)), pmin, pmax),  Δ_ref ← (1 − 1/n)·Δ_ref + Δ/n.
     The first sweep is a uniform permutation that only accumulates Δ_ref = mean Δ. A sweep whose
@@ -467,13 +472,26 @@ def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
     coordinate frequencies", ACML 2013 (seed 003), and ALGORITHMS.md §4.4; the Δ_ref > 0 guard
     and the schedule guards are the [JC] calls made there.
 
+    shrink="on" (the default of -s acf), the same preferences and steps over an active set that
+    shrinks as in LIBLINEAR (§4.2): a row at a bound whose g pushes against it by more than half
+    the largest |PG| of the previous sweep leaves the active set (not in the first sweep, nor in
+    the sweep after an un-shrink). Paper ACF spends most of its visits on such rows, whose
+    preferences need ~15 visits to decay to pmin, and sweeps all n rows where the baseline's
+    active set is small (n ≫ d). A sweep has one step per active row; Δ_ref fades over one sweep.
+    A sweep with v < eps ends the run only if it was a uniform sweep of all rows; otherwise every
+    row is un-shrunk, p is reset to 1 and such a sweep verifies. Schedules use systematic
+    sampling (acf_schedule(systematic=True)) and shuffles by multiply-shift: the same
+    expectation as Algorithm 4 with one random number per sweep instead of one per row.
+
     Given: the CSR problem, y, C_i, loss and seed as for ``dcd_solve``; eps the tolerance on
     max|PG| of a sweep; max_iter the cap on sweeps (0 = unlimited); c, pmin, pmax the ACF
     constants (seed defaults 1/5, 1/20, 20); callback(sweep, v) once per sweep; trace (for
     tests) a list that receives one dict per sweep: schedule (rows visited, in order),
     p_start / p_end (preferences before and after the sweep), P (the running Σp at the end of
-    the sweep), min_delta (smallest Δ of the sweep), v, first (first sweep) and reset (a
-    canstop reset followed).
+    the sweep; with shrinking Σp over the active rows when the schedule was drawn), min_delta
+    (smallest Δ of the sweep), v, first (first sweep) and reset (a canstop reset followed); with
+    shrinking also active (the rows active at the start of the sweep), shrunk (the rows shrunk
+    in it), limit (its shrinking threshold) and alpha (α at its end).
 
     Returns an AcfResult (DcdResult fields plus the final preferences). A pending Ctrl-C is
     noticed within SIGNAL_CHECK_EVERY coordinate steps and raises KeyboardInterrupt.
@@ -484,8 +502,14 @@ def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
         raise ValueError("max_iter must be >= 0")
     if not (c > 0 and 0 < pmin <= 1.0 <= pmax < INFINITY):
         raise ValueError("need c > 0 and 0 < pmin <= 1 <= pmax < inf")
+    if shrink not in ("on", "none"):
+        raise ValueError("shrink must be 'on' or 'none'")
     (data, indices, indptr, ys, C_i, U, D, QD, yU, alpha, order, n_order) = _as_problem_arrays(
         data, indices, indptr, y, C_i, n_features, loss)
+    if shrink == "on":
+        return _acf_shrinking(data, indices, indptr, n_features, ys, C_i, U, D, QD, yU, alpha,
+                              order, n_order, eps, max_iter, loss == "l2", seed, callback, c,
+                              pmin, pmax, trace)
     w = np.zeros(n_features, dtype=np.float64)
     pref = np.full(alpha.shape[0], np.nan)
     pref[order] = 1.0
@@ -615,6 +639,228 @@ def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
                 P = <double>n
                 canstop = True
                 n_reset += 1
+
+        _objectives(&p, wp, a, l2, &dual, &primal)
+
+    return AcfResult(w, alpha, it, n_updates, not converged, dual, primal, n_reset, pref)
+
+
+# ---------------------------------------------------------------------------------------------
+# ACF with shrinking (the default of -s acf; `shrink="none"` above is the paper's algorithm)
+# ---------------------------------------------------------------------------------------------
+
+cdef double _systematic_schedule(const double* pref, const Py_ssize_t* rows, Py_ssize_t n,
+                                 Rng* rng, Py_ssize_t* out) noexcept nogil:
+    # out[0:n]: the rows[0:n], row i n·p_i/Σp times in expectation, shuffled; returns Σp.
+    # Systematic sampling: one uniform offset u, and the k-th row gets
+    # ⌊u + n·S_k/Σp⌋ − ⌊u + n·S_{k−1}/Σp⌋ slots (S_k the prefix sums), i.e. the floor or the
+    # ceiling of its expected count. The same expectation as Algorithm 4 of seed 003 with one
+    # random number per sweep instead of one per row.
+    cdef Py_ssize_t k, i, j = 0, c
+    cdef double total = 0.0, scale, cum
+    for k in range(n):
+        total += pref[rows[k]]
+    scale = n / total
+    cum = rng_uniform(rng)
+    for k in range(n):
+        i = rows[k]
+        cum += pref[i] * scale
+        c = <Py_ssize_t>cum
+        if c > n or k == n - 1:
+            c = n                      # rounding never loses or adds a slot
+        while j < c:
+            out[j] = i
+            j += 1
+    rng_shuffle_fast(rng, out, n)
+    return total
+
+
+def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, QD, yU, alpha,
+                   order, Py_ssize_t n_order, double eps, Py_ssize_t max_iter, bint l2,
+                   uint64_t seed, callback, double c, double pmin, double pmax, trace):
+    # The ACF loop of acf_solve (Algorithms 3 and 5 of seed 003) over an active set of rows
+    # that shrinks as in LIBLINEAR (ALGORITHMS.md §4.2). See acf_solve's docstring.
+    w = np.zeros(n_features, dtype=np.float64)
+    pref = np.full(alpha.shape[0], np.nan)
+    pref[order] = 1.0
+    sched = np.zeros(max(n_order, 1), dtype=np.intp)
+    shrunk = np.zeros(max(alpha.shape[0], 1), dtype=np.uint8)
+
+    cdef _Problem p
+    _bind(&p, data, indices, indptr, n_features, ys, C_i, U, D, QD, yU)
+    cdef double[::1] v_w = w
+    cdef double[::1] v_alpha = alpha
+    cdef double[::1] v_pref = pref
+    cdef Py_ssize_t[::1] v_order = order
+    cdef Py_ssize_t[::1] v_sched = sched
+    cdef unsigned char[::1] v_shrunk = shrunk
+    cdef double dummy = 0.0
+    cdef Py_ssize_t dummy_index = 0
+
+    cdef double* wp = &v_w[0] if n_features > 0 else &dummy
+    cdef double* a = &v_alpha[0] if p.n_rows > 0 else &dummy
+    cdef double* pp = &v_pref[0] if p.n_rows > 0 else &dummy
+    # index[0:active] are the active rows; index[active:n] the shrunk ones
+    cdef Py_ssize_t* index = &v_order[0] if n_order > 0 else &dummy_index
+    cdef Py_ssize_t* schedule = &v_sched[0]
+    cdef unsigned char* out = &v_shrunk[0]
+
+    cdef bint has_callback = callback is not None
+    cdef bint has_trace = trace is not None
+    cdef Py_ssize_t n = n_order
+    cdef Py_ssize_t active = n, s, k, i, j, tmp
+    cdef double inv_len = 0.0, fade = 0.0
+    cdef double decay = exp(-c)          # Algorithm 5's factor for a step that gains nothing
+    cdef Py_ssize_t it = 0
+    cdef long long n_updates = 0
+    cdef Py_ssize_t n_reset = 0
+    cdef Py_ssize_t until_check = SIGNAL_CHECK_EVERY
+    cdef bint converged = False, first_sweep = True, canstop = True, uniform = True, reset
+    cdef double P, delta_ref = 0.0, v, min_delta
+    cdef double M, m, limit = INFINITY
+    cdef double g, PG, Ui, yi, ai, a_new, mu, delta, p_new
+    cdef double dual = 0.0, primal = 0.0
+    cdef Rng rng
+    rng_seed(&rng, seed)
+    p_start = None
+    active_start = None
+
+    with nogil:
+        while max_iter == 0 or it < max_iter:
+            if uniform:
+                # p ≡ 1 on the active rows: the schedule is a permutation of them
+                for k in range(active):
+                    schedule[k] = index[k]
+                rng_shuffle_fast(&rng, schedule, active)
+                P = <double>active
+            else:
+                P = _systematic_schedule(pp, index, active, &rng, schedule)
+            if has_trace:
+                with gil:
+                    p_start = pref.copy()
+                    active_start = np.sort(order[:active])
+            # Δ_ref fades over one sweep of the active rows (seed 003: over n steps)
+            inv_len = 1.0 / active if active > 0 else 0.0
+            fade = 1.0 - inv_len
+            M = -INFINITY
+            m = INFINITY
+            min_delta = INFINITY
+            for s in range(active):
+                until_check -= 1
+                if until_check == 0:
+                    until_check = SIGNAL_CHECK_EVERY
+                    _check_signals()
+                i = schedule[s]
+                if out[i]:
+                    continue                  # shrunk earlier in this sweep
+                Ui = p.yU[i]
+                yi = copysign(1.0, Ui)
+                Ui = fabs(Ui)
+                ai = a[i]
+                # g = 1 - y[i] * (w @ x_i) - D[i] * alpha[i]
+                g = 1.0 - yi * _sparse_dot(wp, &p, i)
+                if l2:
+                    g -= ai * p.D[i]
+                # Shrink a row that sits at a bound and pushes against it harder than half the
+                # largest violation of the previous sweep; otherwise PG as in §4.2.
+                if ai == 0.0:
+                    if g < -limit:
+                        out[i] = 1
+                        continue
+                    PG = g if g > 0.0 else 0.0
+                elif ai == Ui:
+                    if g > limit:
+                        out[i] = 1
+                        continue
+                    PG = g if g < 0.0 else 0.0
+                else:
+                    PG = g
+                if PG > M:
+                    M = PG
+                if PG < m:
+                    m = PG
+                delta = 0.0
+                if fabs(PG) > STEP_THRESHOLD:
+                    # alpha_new = np.clip(alpha[i] + g / QD[i], 0, U[i]); mu = alpha_new - alpha[i]
+                    a_new = ai + g / p.QD[i]
+                    if a_new < 0.0 or a_new > Ui:
+                        a_new = 0.0 if a_new < 0.0 else Ui
+                        mu = a_new - ai
+                        delta = mu * (g - 0.5 * mu * p.QD[i])
+                    else:
+                        mu = a_new - ai
+                        delta = 0.5 * g * g / p.QD[i]
+                    a[i] = a_new
+                    # w += mu * y[i] * x_i
+                    _sparse_axpy(mu * yi, &p, i, wp)
+                    n_updates += 1
+                if delta < min_delta:
+                    min_delta = delta
+                if first_sweep:
+                    delta_ref += delta * inv_len
+                else:
+                    # Algorithm 5: p_i *= exp(c (Δ/Δ_ref − 1)), clipped; fading average of Δ
+                    if delta_ref > 0.0:
+                        if delta == 0.0:
+                            p_new = pp[i] * decay
+                        else:
+                            p_new = pp[i] * exp(c * (delta / delta_ref - 1.0))
+                        if p_new < pmin:
+                            p_new = pmin
+                        elif p_new > pmax:
+                            p_new = pmax
+                        if p_new != 1.0:
+                            uniform = False
+                        pp[i] = p_new
+                    delta_ref = fade * delta_ref + delta * inv_len
+            it += 1
+            # move the rows shrunk in this sweep behind the active ones
+            j = 0
+            for k in range(active):
+                if not out[index[k]]:
+                    tmp = index[j]; index[j] = index[k]; index[k] = tmp
+                    j += 1
+            active = j
+            # v = max|PG| of the sweep (0 if every visited row was shrunk)
+            v = 0.0
+            if M > v:
+                v = M
+            if -m > v:
+                v = -m
+            if has_callback:
+                with gil:
+                    callback(it, v)
+            reset = False
+            if v < eps:
+                if canstop and active == n:
+                    converged = True
+                else:
+                    reset = True
+            else:
+                canstop = False
+            if has_trace:
+                with gil:
+                    trace.append({"schedule": sched[:len(active_start)].copy(),
+                                  "p_start": p_start, "p_end": pref.copy(), "P": P,
+                                  "min_delta": min_delta, "v": v, "first": first_sweep,
+                                  "reset": reset, "active": active_start,
+                                  "shrunk": np.sort(order[active:len(active_start)]),
+                                  "limit": limit, "alpha": alpha.copy()})
+            first_sweep = False
+            if converged:
+                break
+            if reset:
+                # un-shrink, reset the preferences and verify with a uniform sweep of all rows
+                for k in range(n):
+                    out[index[k]] = 0
+                    pp[index[k]] = 1.0
+                active = n
+                uniform = True
+                canstop = True
+                limit = INFINITY
+                n_reset += 1
+            else:
+                limit = 0.5 * v
 
         _objectives(&p, wp, a, l2, &dual, &primal)
 

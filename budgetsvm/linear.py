@@ -27,7 +27,7 @@ def _dcd_core(params):
 def _acf_core(params):
     from budgetsvm import _dcd
     return _dcd.acf_solve, {"c": float(params.acf_c), "pmin": float(params.acf_pmin),
-                            "pmax": float(params.acf_pmax)}
+                            "pmax": float(params.acf_pmax), "shrink": params.acf_shrink}
 
 
 # solver name -> function(params) returning (core, solver-specific keyword arguments).
@@ -189,6 +189,9 @@ def metadata(params, info):
     if params.solver == "acf":
         extra = {"acf_c": float(params.acf_c), "acf_pmin": float(params.acf_pmin),
                  "acf_pmax": float(params.acf_pmax)}
+        if params.acf_shrink != "none":
+            # absent means the paper's algorithm, as in every model written before the option
+            extra["acf_shrink"] = params.acf_shrink
     return {
         "solver": params.solver,
         "loss": params.loss,

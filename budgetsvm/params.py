@@ -47,6 +47,7 @@ class TrainParams:
     acf_c: float = 0.2
     acf_pmin: float = 0.05
     acf_pmax: float = 20.0
+    acf_shrink: str = "on"            # on: ACF with shrinking; none: seed 003's algorithm as is
     # Weston–Watkins
     ww_subsolver: str = "walrus"
     ww_gap: float | None = None       # optional absolute duality-gap tolerance
@@ -102,6 +103,8 @@ def check_params(p: TrainParams):
         raise ParameterError(f"--stop must be strict or classic, got {p.stop!r}")
     if p.ww_subsolver not in ("walrus", "iterative"):
         raise ParameterError("--ww-subsolver must be walrus or iterative")
+    if p.acf_shrink not in ("on", "none"):
+        raise ParameterError(f"--acf-shrink must be on or none, got {p.acf_shrink!r}")
     _positive("--acf-c", p.acf_c)
     _positive("--acf-pmin", p.acf_pmin)
     if p.acf_pmin > 1:

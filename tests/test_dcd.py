@@ -287,17 +287,20 @@ def qp_primal(X, y, C_i, loss):
     return res.x[:d], res.fun
 
 
-@pytest.mark.parametrize("core", ["dcd_solve", "acf_solve"])
+@pytest.mark.parametrize("core", ["dcd_solve", "acf_solve", "acf_solve:none"])
 @pytest.mark.parametrize("loss", ["l1", "l2"])
 @pytest.mark.parametrize("n,d", [(10, 14), (40, 3)])
 def test_tiny_problem_matches_qp(loss, n, d, core):
-    # both linear solvers (baseline and ACF, seed 003) against a generic QP solve
+    # both linear solvers (baseline and ACF, seed 003, with and without shrinking) against a
+    # generic QP solve
     rng = np.random.default_rng(n * 100 + d)
     X = sp.csr_matrix(rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.7))
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     C_i = rng.uniform(0.2, 2.0, size=n)
-    res = getattr(_dcd, core)(X.data, X.indices, X.indptr, y, C_i, X.shape[1], eps=1e-8,
-                              max_iter=0, loss=loss)
+    name, _, mode = core.partition(":")
+    extra = {"shrink": mode} if mode else {}
+    res = getattr(_dcd, name)(X.data, X.indices, X.indptr, y, C_i, X.shape[1], eps=1e-8,
+                              max_iter=0, loss=loss, **extra)
     w, fun = qp_primal(X, y, C_i, loss)
     assert not res.max_iter_reached
     np.testing.assert_allclose(res.w, w, rtol=0, atol=1e-6 * max(1, np.abs(w).max()))

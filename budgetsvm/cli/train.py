@@ -102,6 +102,10 @@ _TRAINING_OPTIONS = [
                  help="acf: smallest coordinate preference"),
     click.option("--acf-pmax", "acf_pmax", type=float, default=20.0, show_default=True,
                  help="acf: largest coordinate preference"),
+    click.option("--acf-shrink", "acf_shrink", type=click.Choice(["on", "none"]), default="on",
+                 show_default=True,
+                 help="acf: shrink rows stuck at a bound (on), or seed 003's algorithm as "
+                      "published (none)"),
 ]
 
 
