@@ -50,6 +50,7 @@ class TrainParams:
     acf_shrink: str = "on"            # on: ACF with shrinking; none: seed 003's algorithm as is
     # Weston–Watkins
     ww_subsolver: str = "walrus"
+    ww_shrink: str = "on"             # on: shrink (point, class) pairs at a bound; none: seed 004
     ww_gap: float | None = None       # optional absolute duality-gap tolerance
 
     def effective_eps(self):
@@ -103,6 +104,8 @@ def check_params(p: TrainParams):
         raise ParameterError(f"--stop must be strict or classic, got {p.stop!r}")
     if p.ww_subsolver not in ("walrus", "iterative"):
         raise ParameterError("--ww-subsolver must be walrus or iterative")
+    if p.ww_shrink not in ("on", "none"):
+        raise ParameterError(f"--ww-shrink must be on or none, got {p.ww_shrink!r}")
     if p.acf_shrink not in ("on", "none"):
         raise ParameterError(f"--acf-shrink must be on or none, got {p.acf_shrink!r}")
     _positive("--acf-c", p.acf_c)

@@ -106,6 +106,14 @@ _TRAINING_OPTIONS = [
                  show_default=True,
                  help="acf: shrink rows stuck at a bound (on), or seed 003's algorithm as "
                       "published (none)"),
+    click.option("--ww-subsolver", "ww_subsolver", type=click.Choice(["walrus", "iterative"]),
+                 default="walrus", show_default=True,
+                 help="ww: block subproblem solver, exact (walrus) or Shark-style greedy "
+                      "coordinate steps (iterative)"),
+    click.option("--ww-shrink", "ww_shrink", type=click.Choice(["on", "none"]), default="on",
+                 show_default=True,
+                 help="ww: shrink (point, class) pairs stuck at a bound (on), or seed 004's "
+                      "algorithm as published (none)"),
 ]
 
 
