@@ -237,15 +237,16 @@ def dcd_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
     Given: CSR rows (data float64, indices int32 in [0, n_features), indptr int64; any bias
     column already appended), y (> 0 means +1, else −1), C_i the per-instance cost (C times the
     class weight), the tolerance eps, max_iter outer iterations (0 = unlimited), shrinking on/off,
-    stop 'strict' (LIBLINEAR ≥ 2.42: M − m ≤ ε and |M|, |m| ≤ ε) or 'classic' (M − m ≤ ε),
+    stop 'strict' (LIBLINEAR ≥ 2.42: M − m ≤ ε and |M|, |m| ≤ ε), 'classic' (M − m ≤ ε) or 'pg'
+    (max|PG| < ε, ACF's rule: the common criterion seed 003 states for its comparison, §4.4),
     loss 'l1' or 'l2', the RNG seed (a fresh permutation of the active rows per outer iteration),
     and an optional callback(iteration, M − m) called once per outer iteration.
 
     Returns a DcdResult (w, alpha, counters and both objectives). A pending Ctrl-C is noticed
     within SIGNAL_CHECK_EVERY coordinate visits and raises KeyboardInterrupt.
     """
-    if stop not in ("strict", "classic"):
-        raise ValueError("stop must be 'strict' or 'classic'")
+    if stop not in ("strict", "classic", "pg"):
+        raise ValueError("stop must be 'strict', 'classic' or 'pg'")
     if not eps > 0:
         raise ValueError("eps must be positive")
     if max_iter < 0:
@@ -267,6 +268,7 @@ def dcd_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
     cdef Py_ssize_t* index = &v_index[0] if n_order > 0 else &dummy_index
 
     cdef bint strict = stop == "strict"
+    cdef bint pg_rule = stop == "pg"
     cdef bint l2 = loss == "l2"
     cdef bint has_callback = callback is not None
     cdef Py_ssize_t n = n_order            # rows the solver visits
@@ -347,7 +349,8 @@ def dcd_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
             if has_callback:
                 with gil:
                     callback(it, M - m)
-            if M - m <= eps and (not strict or (fabs(M) <= eps and fabs(m) <= eps)):
+            if (fabs(M) < eps and fabs(m) < eps) if pg_rule else \
+                    (M - m <= eps and (not strict or (fabs(M) <= eps and fabs(m) <= eps))):
                 if active_size == n:
                     converged = True
                     break

@@ -350,6 +350,23 @@ def test_classic_stop_is_looser():
     assert strict.alpha[0] == classic.alpha[0] == 0.25
 
 
+def test_pg_stop_is_acfs_rule(a9a):
+    # stop="pg" (max|PG| < ε, the rule of ACF and of seed 003's comparison): never later than
+    # the strict rule. A fresh numpy sweep of the returned point may exceed ε a little: the last
+    # sweep measured each |PG_i| before its own step (the strict rule, which also bounds M − m,
+    # leaves more room for that).
+    X, y = a9a[0], a9a[1]
+    yb = pm1(y, 1.0)
+    pg_run, C_i = solve(X, yb, 1.0, eps=0.01, max_iter=0, stop="pg")
+    strict, _ = solve(X, yb, 1.0, eps=0.01, max_iter=0, stop="strict")
+    assert not pg_run.max_iter_reached and pg_run.n_iter <= strict.n_iter
+    pg = projected_gradient(X, yb, C_i, pg_run.alpha, pg_run.w)
+    assert np.abs(pg).max() <= 2 * 0.01
+    assert rel(pg_run.primal_objective, strict.primal_objective) < 1e-3
+    with pytest.raises(ValueError):
+        solve(X, yb, 1.0, stop="maxpg")
+
+
 def test_max_iter_and_counters(a9a):
     X, y = a9a[0], a9a[1]
     res, _ = solve(X, pm1(y, 1.0), 1.0, eps=1e-6, max_iter=3)
