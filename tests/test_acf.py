@@ -95,10 +95,10 @@ def test_w8a_same_optimum_as_baseline_and_liblinear():
 
 
 def test_sector_same_optimum_as_baseline_and_liblinear():
-    # eps 0.005: at 0.01 the primal values of the three stopping rules already differ by up to
-    # 1e-3 relative on a few of the 105 sub-problems
+    # eps 0.002: at 0.01 (and 0.005) the primal values of the stopping rules (max|PG| < eps
+    # against M − m ≤ eps) differ by up to 1e-3 relative on a few of the 105 sub-problems
     X, y = read(shared_data("sector.scale.xz"))
-    ours, _ = compare_three(X, y, C=1.0, eps=0.005)
+    ours, _ = compare_three(X, y, C=1.0, eps=0.002)
     assert len(ours) == 105
 
 
@@ -341,22 +341,23 @@ def test_stuck_variables_decay_to_pmin():
 
 def test_stuck_variables_are_shrunk():
     # With shrinking the same rows leave the active set instead: each is shrunk at its bound,
-    # pushing against it, and is never scheduled again (the run never meets eps, so nothing is
-    # un-shrunk).
+    # pushing against it, within a few sweeps, and afterwards only the checking sweeps that
+    # follow an un-shrink visit it again, each dropping it at once (the run never meets eps).
     X, y, ok, bad = stuck_problem()
     trace = []
     res, C_i = acf(X, y, 1.0, eps=1e-300, max_iter=400, seed=4, trace=trace)
-    assert res.max_iter_reached and res.n_unshrink == 0
+    assert res.max_iter_reached
     w = X.T @ (res.alpha * y)
     g = 1.0 - y * (X @ w)
-    for rows, bound, sign in ((ok, 0.0, -1.0), (bad, C_i[bad], 1.0)):
-        when = [next(k for k, t in enumerate(trace) if i in t["shrunk"]) for i in rows]
-        assert max(when) < 20
-        for i, k in zip(rows, when):
-            assert trace[k]["alpha"][i] == (bound if np.isscalar(bound) else C_i[i])
-            assert not any(i in t["schedule"] for t in trace[k + 1:])
-        assert np.all(sign * g[rows] > 0)                          # still pushing at the end
-    assert np.all(res.alpha[ok] == 0.0) and np.all(res.alpha[bad] == C_i[bad])
+    for rows, sign in ((ok, -1.0), (bad, 1.0)):
+        for i in rows:
+            bound = 0.0 if sign < 0 else C_i[i]
+            when = next(k for k, t in enumerate(trace) if i in t["shrunk"])
+            assert when < 20 and trace[when]["alpha"][i] == bound
+            for k in range(when + 1, len(trace)):
+                if i in trace[k]["schedule"]:
+                    assert trace[k - 1]["reset"] and i in trace[k]["shrunk"]
+            assert res.alpha[i] == bound and sign * g[i] > 0      # still pushing at the end
 
 
 @pytest.mark.parametrize("loss,C", [("l1", 1.0), ("l1", 10.0), ("l2", 1.0)])
@@ -388,10 +389,19 @@ def test_trace_mechanics_with_shrinking(heart, loss, C):
         if k > 0:
             prev = trace[k - 1]
             if prev["reset"]:
-                # un-shrunk: all rows, p ≡ 1, a permutation, no shrinking in that sweep
+                # un-shrunk: all rows, p ≡ 1, a permutation that only measures: no step, no
+                # change of p; the rows it drops push against their bound by more than the
+                # threshold of the sweep before the reset
                 assert np.array_equal(active, rows) and np.all(t["p_start"] == 1.0)
                 assert np.array_equal(np.sort(t["schedule"]), rows)
-                assert t["limit"] == np.inf and len(t["shrunk"]) == 0
+                assert np.array_equal(t["alpha"], prev["alpha"])
+                assert np.array_equal(t["p_end"], t["p_start"])
+                w = X.T @ (t["alpha"] * yb)
+                g = 1.0 - yb * (X @ w) - (t["alpha"] / (2 * C_i) if loss == "l2" else 0.0)
+                dropped = t["shrunk"]
+                assert np.all(((t["alpha"][dropped] == 0) & (g[dropped] < -prev["limit"]))
+                              | ((t["alpha"][dropped] == U[dropped])
+                                 & (g[dropped] > prev["limit"])))
             else:
                 # the threshold is half the largest violation of the previous sweep
                 assert t["limit"] == 0.5 * prev["v"]
@@ -587,11 +597,11 @@ def test_zero_rows(heart, loss, mode):
             # paper: every sweep has n = rows − 3 steps; shrinking: one per active row
             steps = len(yz) - 3 if mode == "none" else len(t["active"])
             assert len(t["schedule"]) == steps and not np.isin(zero, t["schedule"]).any()
-    # The stopping sweep measures each |PG_i| before its own step and later steps of that sweep
-    # move w (with shrinking it is the first full sweep after the shrunk phase, so it takes
-    # more of them): a fresh check may exceed eps slightly.
+    # The paper's stopping sweep measures each |PG_i| before its own step, and later steps of
+    # that sweep move w, so a fresh check may exceed eps slightly; with shrinking the stopping
+    # sweep takes no step, so it holds at the returned w.
     pg = projected_gradient(Xz, yz, C_i, res.alpha, res.w, loss)
-    assert np.abs(pg).max() <= 2e-6
+    assert np.abs(pg).max() <= (2e-6 if mode == "none" else 1e-6 * (1 + 1e-9))
 
 
 def test_all_zero_problem():
