@@ -47,7 +47,7 @@ def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
         gap_every=int(gap_every), seed=int(params.seed) & ((1 << 64) - 1), callback=callback,
         shrinking=params.ww_shrink == "on")
     W = result.W                                   # (d [+1], k), column j = w_j
-    coef = np.ascontiguousarray(W[:d].T)
+    coef = W[:d].T                                 # LinearModel makes the one C-ordered copy
     bias_coef = W[d].copy() if bias >= 0 else None
     meta = {"C": float(params.C), "eps": float(params.effective_eps()),
             "max_iter": int(params.max_iter), "seed": int(params.seed),
