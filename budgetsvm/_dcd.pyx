@@ -500,9 +500,13 @@ def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
     preferences need ~15 visits to decay to pmin, and sweeps all n rows where the baseline's
     active set is small (n ≫ d). A sweep has one step per active row; Δ_ref fades over one sweep.
     A sweep with v < eps ends the run only if it was a uniform sweep of all rows; otherwise every
-    row is un-shrunk, p is reset to 1 and such a sweep verifies. Schedules use systematic
-    sampling (acf_schedule(systematic=True)) and shuffles by multiply-shift: the same
-    expectation as Algorithm 4 with one random number per sweep instead of one per row.
+    row is un-shrunk, p is reset to 1 and a sweep of all rows verifies: it takes no step (so when
+    it passes, max|PG| < eps holds at the returned w, and its margins give both objectives) and
+    drops at once the rows the last threshold would drop (so when it fails, the next sweep is
+    not another sweep of all rows). Schedules use systematic sampling
+    (acf_schedule(systematic=True)) and shuffles by multiply-shift: the same expectation as
+    Algorithm 4 with one random number per sweep instead of one per row. The preference bounds
+    default to ACF_PMIN["on"], ACF_PMAX["on"].
 
     Given: the CSR problem, y, C_i, loss, seed and row_norms as for ``dcd_solve``; eps the
     tolerance on max|PG| of a sweep; max_iter the cap on sweeps (0 = unlimited); c, pmin, pmax the
