@@ -482,8 +482,9 @@ def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
 
     shrink="none", the paper's algorithm: instead of uniform sweeps with shrinking, every
     coordinate carries a preference p_i ∈ [pmin, pmax] and each sweep of n steps visits
-    coordinate i about n·p_i/Σp times (the schedule of Algorithm 4). After every step the preference follows the step's exact
-    dual gain Δ = μ(g_i − μ Q̄_ii/2) relative to a fading average Δ_ref (Algorithm 5):
+    coordinate i about n·p_i/Σp times (the schedule of Algorithm 4). After every step the
+    preference follows the step's exact dual gain Δ = μ(g_i − μ Q̄_ii/2) relative to a fading
+    average Δ_ref (Algorithm 5):
     p_i ← clip(p_i · exp(c·(Δ/Δ_ref − 1)), pmin, pmax),  Δ_ref ← (1 − 1/n)·Δ_ref + Δ/n.
     The first sweep is a uniform permutation that only accumulates Δ_ref = mean Δ. A sweep whose
     largest projected-gradient magnitude v is below eps ends the run only if it was a uniform

@@ -260,7 +260,8 @@ def test_systematic_schedule(fixed_p, p):
     counts = np.zeros((DRAWS, n))
     np.add.at(counts, (np.repeat(np.arange(DRAWS), n), s.ravel()), 1)
     expected = n * p / p.sum()
-    assert np.all(counts >= np.floor(expected - 1e-9)) and np.all(counts <= np.ceil(expected + 1e-9))
+    assert np.all(counts >= np.floor(expected - 1e-9))
+    assert np.all(counts <= np.ceil(expected + 1e-9))
     if n > 10:
         assert len(np.unique(s[:, 0])) > 10                          # shuffled
         # negative control: Algorithm 4's counts are not confined to floor/ceiling
