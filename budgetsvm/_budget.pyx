@@ -48,6 +48,8 @@ cdef extern from *:
        accuracy drops to 65.5 %; with 1e-6, cond(K) stays ~1e7, ‖GK − I‖ ≈ 1e-6 and accuracy is
        83.7 %. SVStore(inspan_tol=1e-10) restores the specified value. */
     #define BSVM_INSPAN_TOL 1e-6
+    /* exp(x) is 0 in double precision below about -745.13 */
+    #define BSVM_UNDERFLOW_LOG (-745.2)
     /* multi-class merge: class r is skipped when |A_m + A_n| <= this * (|A_m| + |A_n|) */
     #define BSVM_ZERO_SUM_TOL 1e-12
     /* search method of the final placement of a chosen merge pair (internal) */
@@ -59,6 +61,7 @@ cdef extern from *:
     double GSS_FINAL_EPS "BSVM_GSS_FINAL_EPS"
     double INSPAN_TOL "BSVM_INSPAN_TOL"
     double ZERO_SUM_TOL "BSVM_ZERO_SUM_TOL"
+    double UNDERFLOW_LOG "BSVM_UNDERFLOW_LOG"
     int SEARCH_FINAL "BSVM_SEARCH_FINAL"
 
 KERNEL_KINDS = {"linear": KERNEL_LINEAR, "poly": KERNEL_POLY, "rbf": KERNEL_RBF,
@@ -120,6 +123,11 @@ cdef inline double _binary_h(double m, double logk, int method) noexcept nogil:
     # h* = argmax_h m κ^((1−h)²) + (1−m) κ^(h²)
     if logk == 0.0:
         return 0.5                     # κ = 1: identical points, any h; take ½
+    if logk * 0.25 < UNDERFLOW_LOG:
+        # κ^(1/4) underflows (vectors hundreds of kernel widths apart, unscaled data): every probe
+        # of the searches is 0 and their ties would stop at h = ½ with α_z = 0, losing both
+        # vectors. The κ → 0 limit instead: keep the vector of larger weight (§1.5.3).
+        return 1.0 if m >= 0.5 else 0.0
     if method == SEARCH_GSS:
         return gss_max(m, 1.0 - m, logk, 0.0, 1.0, GSS_EPS, NULL)
     # Robust variant: the global maximum lies on the side of the larger weight (§1.5.3).

@@ -227,6 +227,22 @@ cdef inline Py_ssize_t _real(const unsigned char* p, Py_ssize_t pos, double* out
     return end
 
 
+cdef inline Py_ssize_t _reals(const unsigned char* p, Py_ssize_t pos, double* out,
+                              Py_ssize_t count) noexcept nogil:
+    # `count` blank-separated reals of one line into out; the position after the last, or −1
+    # when the line ends early or a field is not a number
+    cdef Py_ssize_t c
+    for c in range(count):
+        while is_space(p[pos]):
+            pos += 1
+        if p[pos] == b'\n':
+            return -1
+        pos = _real(p, pos, &out[c])
+        if pos < 0:
+            return -1
+    return pos
+
+
 def parse_dense_rows(const unsigned char[::1] buf, double[:, ::1] out, Py_ssize_t row):
     """Parse the lines of buf (which must end with b'\\n') into out[row], out[row + 1], ...:
     each line exactly out.shape[1] reals. Stops when out is full, buf is used up or at the first
@@ -237,24 +253,16 @@ def parse_dense_rows(const unsigned char[::1] buf, double[:, ::1] out, Py_ssize_
     """
     cdef Py_ssize_t n = buf.shape[0], ncols = out.shape[1], rows_max = out.shape[0]
     cdef const unsigned char* p = &buf[0] if n > 0 else NULL
-    cdef Py_ssize_t pos = 0, line_start = 0, r = row, c
+    cdef Py_ssize_t pos = 0, line_start = 0, r = row
     cdef bint ok = True
     if n == 0:
         return 0, 0, True
     with nogil:
         while pos < n and r < rows_max:
             line_start = pos
-            for c in range(ncols):
-                while is_space(p[pos]):
-                    pos += 1
-                if p[pos] == b'\n':
-                    ok = False
-                    break
-                pos = _real(p, pos, &out[r, c])
-                if pos < 0:
-                    ok = False
-                    break
-            if not ok:
+            pos = _reals(p, pos, &out[r, 0], ncols)
+            if pos < 0:
+                ok = False
                 break
             while is_space(p[pos]):
                 pos += 1
@@ -280,7 +288,7 @@ def parse_sv_rows(const unsigned char[::1] buf, double[:, ::1] coef, Py_ssize_t 
     """
     cdef Py_ssize_t n = buf.shape[0], ncoef = coef.shape[1], rows_max = coef.shape[0]
     cdef const unsigned char* p = &buf[0] if n > 0 else NULL
-    cdef Py_ssize_t pos = 0, line_start = 0, r = row, c, nnz = 0
+    cdef Py_ssize_t pos = 0, line_start = 0, r = row, nnz = 0
     cdef int64_t idx, prev, max_index = 0
     cdef bint ok = True
     if n == 0:
@@ -288,17 +296,9 @@ def parse_sv_rows(const unsigned char[::1] buf, double[:, ::1] coef, Py_ssize_t 
     with nogil:
         while pos < n and r < rows_max:
             line_start = pos
-            for c in range(ncoef):
-                while is_space(p[pos]):
-                    pos += 1
-                if p[pos] == b'\n':
-                    ok = False
-                    break
-                pos = _real(p, pos, &coef[r, c])
-                if pos < 0:
-                    ok = False
-                    break
-            if not ok:
+            pos = _reals(p, pos, &coef[r, 0], ncoef)
+            if pos < 0:
+                ok = False
                 break
             prev = 0
             while True:

@@ -3,6 +3,15 @@
 # solver cimports it without a link dependency.
 from libc.stdint cimport uint64_t
 
+cdef extern from *:
+    """
+    /* The high 64 bits of the 128-bit product x*n: uniform in [0, n) up to a bias below
+       n / 2^64, without a division (Lemire, "Fast random integer generation in an interval",
+       2019). */
+    #define BSVM_MULHI64(x, n) ((uint64_t)(((unsigned __int128)(x) * (unsigned __int128)(n)) >> 64))
+    """
+    uint64_t _mulhi64 "BSVM_MULHI64"(uint64_t x, uint64_t n) noexcept nogil
+
 
 cdef struct Rng:
     uint64_t s0, s1, s2, s3
@@ -60,6 +69,17 @@ cdef inline void rng_shuffle(Rng* r, Py_ssize_t* a, Py_ssize_t n) noexcept nogil
     cdef Py_ssize_t i, j, tmp
     for i in range(n - 1):
         j = i + rng_below(r, n - i)
+        tmp = a[i]
+        a[i] = a[j]
+        a[j] = tmp
+
+
+cdef inline void rng_shuffle_fast(Rng* r, Py_ssize_t* a, Py_ssize_t n) noexcept nogil:
+    """Fisher–Yates shuffle of a[0:n] with multiply-shift draws: no division per element, a
+    different (equally seeded) sequence than rng_shuffle. For loops that shuffle every sweep."""
+    cdef Py_ssize_t i, j, tmp
+    for i in range(n - 1, 0, -1):
+        j = <Py_ssize_t>_mulhi64(rng_next(r), <uint64_t>(i + 1))
         tmp = a[i]
         a[i] = a[j]
         a[j] = tmp

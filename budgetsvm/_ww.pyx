@@ -25,6 +25,11 @@ the duality gap (§5.7) falls below δ times the gap after the first outer itera
 Layout: W is d × k row-major (feature-major), so the scores z = Wᵀx_i and the update
 W += x_i Δᵀ touch one contiguous row of k values per nonzero of x_i: O(nnz(x_i)·k) per block.
 β is n × K row-major. Points with x_i = 0 get β_i = C_i·1 once and are never visited (§0.1).
+
+With shrinking (the default) a block computes only the scores of its active classes: on large
+W (sector.scale: 46 MB) one prefetched cache line per needed entry of a row; on W that fits in
+cache, class by class with the sum in a register; and the whole row when most classes are
+needed. For k ≤ 16 the whole-row kernels are C loops with k a compile-time constant.
 """
 import collections
 
@@ -36,7 +41,7 @@ from libc.math cimport INFINITY, ceil, fabs, log
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, clock_gettime, timespec
 
-from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
+from budgetsvm._random cimport Rng, rng_seed, rng_shuffle, rng_shuffle_fast
 from budgetsvm._nogil cimport monotonic_seconds as _now, thread_cpu_seconds as _cpu
 from budgetsvm._nogil cimport check_signals as _check_signals
 
@@ -52,13 +57,113 @@ cdef extern from *:
     #define BSVM_WW_EVAL_FRACTION 0.08
     /* Prefetch the W row of a nonzero this many nonzeros ahead (the rows are scattered). */
     #define BSVM_WW_PREFETCH_AHEAD 8
+    /* Shrinking: after a sweep, a pair at a bound is shrunk when it pushes against the bound by
+       more than this times the mean |projected gradient| of the active pairs in that sweep. */
+    #define BSVM_WW_SHRINK_SHARE 0.5
+    /* Shrinking: un-shrink at a gap evaluation when the active pairs hold less than this share
+       of the measured gap (the shrunk ones hold the rest). */
+    #define BSVM_WW_UNSHRINK_SHARE 0.5
+    /* Scores of the active classes only while they are fewer than k / this (beyond, the whole
+       row of W per nonzero costs no more cache lines). */
+    #define BSVM_WW_SUBSET_FACTOR 3
+    /* Subset scores with W larger than this many bytes: row by row with the needed entries
+       prefetched this many nonzeros ahead; W in cache: class by class, sums in registers. */
+    #define BSVM_WW_CACHED_W_BYTES (2 << 20)
+    #define BSVM_WW_SUBSET_AHEAD 16
     #define BSVM_PREFETCH(p) __builtin_prefetch((const void*)(p))
+
+    /* Kernels of the shrinking solver for k <= 16 classes. With k a compile-time constant the
+       compiler keeps the k sums (or the k changes) in registers; on small k the generic loops
+       spend their time on loop control and on sums kept in memory. The arithmetic is that of
+       the generic loops (_scores4: four nonzeros at a time, grouped in pairs; the row update:
+       row[c] += a*dc[c]), so the results do not depend on which one ran. */
+    #define BSVM_SCORES_K(K) { \
+        double acc[K]; Py_ssize_t c, q = 0; \
+        for (c = 0; c < K; c++) acc[c] = 0.0; \
+        for (; q + 4 <= nnz; q += 4) { \
+            const double* r0 = W + (Py_ssize_t)ind[q] * K; \
+            const double* r1 = W + (Py_ssize_t)ind[q + 1] * K; \
+            const double* r2 = W + (Py_ssize_t)ind[q + 2] * K; \
+            const double* r3 = W + (Py_ssize_t)ind[q + 3] * K; \
+            double a0 = val[q], a1 = val[q + 1], a2 = val[q + 2], a3 = val[q + 3]; \
+            for (c = 0; c < K; c++) \
+                acc[c] += (a0 * r0[c] + a1 * r1[c]) + (a2 * r2[c] + a3 * r3[c]); \
+        } \
+        for (; q < nnz; q++) { \
+            const double* r0 = W + (Py_ssize_t)ind[q] * K; \
+            double a0 = val[q]; \
+            for (c = 0; c < K; c++) acc[c] += a0 * r0[c]; \
+        } \
+        for (c = 0; c < K; c++) z[c] = acc[c]; \
+        return 1; }
+    static inline int bsvm_scores_small(const double* W, Py_ssize_t k, const double* val,
+                                        const int* ind, Py_ssize_t nnz, double* z) {
+        switch (k) {
+        case 2: BSVM_SCORES_K(2)
+        case 3: BSVM_SCORES_K(3)
+        case 4: BSVM_SCORES_K(4)
+        case 5: BSVM_SCORES_K(5)
+        case 6: BSVM_SCORES_K(6)
+        case 7: BSVM_SCORES_K(7)
+        case 8: BSVM_SCORES_K(8)
+        case 9: BSVM_SCORES_K(9)
+        case 10: BSVM_SCORES_K(10)
+        case 11: BSVM_SCORES_K(11)
+        case 12: BSVM_SCORES_K(12)
+        case 13: BSVM_SCORES_K(13)
+        case 14: BSVM_SCORES_K(14)
+        case 15: BSVM_SCORES_K(15)
+        case 16: BSVM_SCORES_K(16)
+        default: return 0;
+        }
+    }
+    #define BSVM_ROWS_K(K) { \
+        double d[K]; Py_ssize_t c, q; \
+        for (c = 0; c < K; c++) d[c] = dc[c]; \
+        for (q = 0; q < nnz; q++) { \
+            double* row = W + (Py_ssize_t)ind[q] * K; \
+            double a = val[q]; \
+            for (c = 0; c < K; c++) row[c] += a * d[c]; \
+        } \
+        return 1; }
+    static inline int bsvm_rows_small(double* W, Py_ssize_t k, const double* val,
+                                      const int* ind, Py_ssize_t nnz, const double* dc) {
+        switch (k) {
+        case 2: BSVM_ROWS_K(2)
+        case 3: BSVM_ROWS_K(3)
+        case 4: BSVM_ROWS_K(4)
+        case 5: BSVM_ROWS_K(5)
+        case 6: BSVM_ROWS_K(6)
+        case 7: BSVM_ROWS_K(7)
+        case 8: BSVM_ROWS_K(8)
+        case 9: BSVM_ROWS_K(9)
+        case 10: BSVM_ROWS_K(10)
+        case 11: BSVM_ROWS_K(11)
+        case 12: BSVM_ROWS_K(12)
+        case 13: BSVM_ROWS_K(13)
+        case 14: BSVM_ROWS_K(14)
+        case 15: BSVM_ROWS_K(15)
+        case 16: BSVM_ROWS_K(16)
+        default: return 0;
+        }
+    }
     """
+    int scores_small "bsvm_scores_small"(const double* W, Py_ssize_t k, const double* val,
+                                         const int32_t* ind, Py_ssize_t nnz,
+                                         double* z) noexcept nogil
+    int rows_small "bsvm_rows_small"(double* W, Py_ssize_t k, const double* val,
+                                     const int32_t* ind, Py_ssize_t nnz,
+                                     const double* dc) noexcept nogil
     void PREFETCH "BSVM_PREFETCH"(const void* p) noexcept nogil
     Py_ssize_t PREFETCH_AHEAD "BSVM_WW_PREFETCH_AHEAD"
     Py_ssize_t SIGNAL_CHECK_EVERY "BSVM_WW_SIGNAL_CHECK_EVERY"
     double KKT_TOL "BSVM_WW_KKT_TOL"
     double EVAL_FRACTION "BSVM_WW_EVAL_FRACTION"
+    double UNSHRINK_SHARE "BSVM_WW_UNSHRINK_SHARE"
+    double SHRINK_SHARE "BSVM_WW_SHRINK_SHARE"
+    Py_ssize_t SUBSET_FACTOR "BSVM_WW_SUBSET_FACTOR"
+    Py_ssize_t CACHED_W_BYTES "BSVM_WW_CACHED_W_BYTES"
+    Py_ssize_t SUBSET_AHEAD "BSVM_WW_SUBSET_AHEAD"
 
 DEF SUB_WALRUS = 0
 DEF SUB_ITERATIVE = 1
@@ -68,7 +173,8 @@ WwResult = collections.namedtuple(
     "WwResult",
     ["W", "beta", "gamma", "n_iter", "n_steps", "primal", "dual", "gap", "gap_iterations",
      "gap_history", "eval_seconds", "solve_seconds", "n_evals", "converged", "n_fallbacks",
-     "scored_fraction", "eval_cpu_seconds", "solve_cpu_seconds"])
+     "scored_fraction", "eval_cpu_seconds", "solve_cpu_seconds", "n_unshrink",
+     "pair_fraction"])
 WwResult.__doc__ = """Result of one Weston–Watkins BCD solve.
 
 W               float64 (d, k), column j is w_j (feature-major storage)
@@ -85,7 +191,11 @@ n_evals         number of gap evaluations
 converged       True when the relative (or absolute) gap test was met
 n_fallbacks     Walrus calls that needed the bisection fallback (expected 0)
 eval_cpu_seconds, solve_cpu_seconds   the same two timers in CPU time of the solving thread
-scored_fraction share of the n_steps·k class scores actually computed (< 1 with screening)
+scored_fraction share of the n_steps·k class scores actually computed (< 1 with screening
+                or shrinking)
+n_unshrink      how often the shrunk pairs were all made active again (shrinking only)
+pair_fraction   share of the n_steps·(k−1) (point, class) pairs that were active when visited
+                (shrinking only; 1.0 without)
 """
 
 
@@ -350,6 +460,7 @@ cdef struct _Work:
     Py_ssize_t* needl  # k: list of those classes
     double nrm         # ‖x_i‖ of the current point
     double n_scored    # scores computed (Σ nneed), to report how much screening saves
+    bint cached_W      # W fits in cache (shrinking: how to compute the scores of a subset)
 
 
 cdef inline void _scores(const double* W, Py_ssize_t k, const double* val, const int32_t* ind,
@@ -370,6 +481,48 @@ cdef inline void _scores(const double* W, Py_ssize_t k, const double* val, const
         row = W + <Py_ssize_t>ind[q] * k
         for c in range(k):
             z[c] += a * row[c]
+
+
+cdef inline void _scores4(const double* W, Py_ssize_t k, const double* val,
+                          const int32_t* ind, Py_ssize_t nnz, double* z) noexcept nogil:
+    # z = W.T @ x like _scores, four nonzeros at a time: z[c] is loaded and stored once per
+    # four rows, which shortens the chain of dependent additions through memory (on small k
+    # that chain, not the arithmetic, bounds the speed). A different summation order than
+    # _scores, so used only by the shrinking solver.
+    cdef Py_ssize_t c, q = 0, line
+    cdef const double* r0
+    cdef const double* r1
+    cdef const double* r2
+    cdef const double* r3
+    cdef const double* ahead
+    cdef double a0, a1, a2, a3
+    if scores_small(W, k, val, ind, nnz, z):
+        return
+    for c in range(k):
+        z[c] = 0.0
+    while q + 4 <= nnz:
+        if k > 8 and q + 4 + PREFETCH_AHEAD <= nnz:
+            for line in range(4):
+                ahead = W + <Py_ssize_t>ind[q + PREFETCH_AHEAD + line] * k
+                for c in range(0, k, 8):
+                    PREFETCH(ahead + c)
+        a0 = val[q]
+        a1 = val[q + 1]
+        a2 = val[q + 2]
+        a3 = val[q + 3]
+        r0 = W + <Py_ssize_t>ind[q] * k
+        r1 = W + <Py_ssize_t>ind[q + 1] * k
+        r2 = W + <Py_ssize_t>ind[q + 2] * k
+        r3 = W + <Py_ssize_t>ind[q + 3] * k
+        for c in range(k):
+            z[c] += (a0 * r0[c] + a1 * r1[c]) + (a2 * r2[c] + a3 * r3[c])
+        q += 4
+    while q < nnz:
+        a0 = val[q]
+        r0 = W + <Py_ssize_t>ind[q] * k
+        for c in range(k):
+            z[c] += a0 * r0[c]
+        q += 1
 
 
 cdef double _block_step(double* W, Py_ssize_t k, const double* val, const int32_t* ind,
@@ -505,6 +658,163 @@ cdef double _block_step(double* W, Py_ssize_t k, const double* val, const int32_
     return gam
 
 
+cdef struct _Shrink:
+    # state of the (instance, class) shrinking of one sweep (see _block_step_shrinking)
+    double limit       # shrink a pair at a bound that pushes against it by more than this
+    double gap_active  # Σ over the visited active pairs of their duality-gap terms
+    long long n_pairs  # active pairs visited in this sweep
+    double sum_pg      # Σ |projected gradient| over them
+
+
+cdef double _block_step_shrinking(double* W, Py_ssize_t k, const double* val,
+                                  const int32_t* ind, Py_ssize_t nnz, double sq, Py_ssize_t y,
+                                  double C, double* beta_i, double gamma_i, int32_t* act,
+                                  Py_ssize_t* n_act, _Work* w, _Shrink* sh) noexcept nogil:
+    """The block step of _block_step restricted to the active pairs act[0:n_act] of point i.
+
+    The other pairs stay at their bound (0 or C), so the block subproblem (4) over the active
+    pairs A is (4) again with v_A shifted by the fixed sum Σ_{t∉A} β_it (exact: Walrus still
+    solves the restricted block exactly). Before the step, an active pair at a bound whose
+    gradient pushes against it by more than sh.limit leaves the active set (swapped behind the
+    active ones): LIBLINEAR's shrinking in the box-constrained dual D2, where
+    r_t = 1 − (w_y − w_{o(t)})ᵀx_i = −∂g/∂β_it, so β_it = 0 with r_t < −limit (margin above
+    1 + limit) or β_it = C with r_t > limit. Its gap term (C − β)·max(r, 0) + β·max(−r, 0) is
+    added to sh.gap_active (the duality gap is the sum of these terms over all pairs).
+    Returns the new γ_i = Σ_t β_it.
+    """
+    cdef Py_ssize_t K = k - 1, t, c, q, j, jj, nact, na = n_act[0], nneed
+    cdef double zy, inv_sq, gam, gam_a, fixed, d, sumd, a, r, b, pg, vblock = 0.0, acc
+    cdef int fb = 0
+    cdef int32_t tmp
+    cdef double* row
+    cdef double* z = w.z
+    cdef double* v = w.v
+    cdef double* bb = w.b
+    cdef double* dc = w.dc
+    cdef Py_ssize_t* cls = w.act
+    cdef Py_ssize_t* needl = w.needl
+    inv_sq = 1.0 / sq
+    # scores of class y and of the active pairs' classes: the whole row of W per nonzero when
+    # that is most of it, else one entry (one cache line) per needed class
+    nneed = na + 1
+    if SUBSET_FACTOR * nneed > k:
+        _scores4(W, k, val, ind, nnz, z)
+        w.ops += <double>(nnz * k + 4 * k)
+        w.n_scored += k
+    else:
+        needl[0] = y
+        for j in range(na):
+            t = act[j]
+            needl[j + 1] = t + 1 if t + 1 != y else 0
+        if w.cached_W:
+            # class by class: the sum stays in a register, the loads are independent
+            for j in range(nneed):
+                c = needl[j]
+                acc = 0.0
+                for q in range(nnz):
+                    acc += val[q] * W[<Py_ssize_t>ind[q] * k + c]
+                z[c] = acc
+        else:
+            # row by row: the needed entries are scattered over a row of W that is not in
+            # cache, so each one's line is prefetched ahead
+            for j in range(nneed):
+                z[needl[j]] = 0.0
+            for q in range(nnz):
+                if q + SUBSET_AHEAD < nnz:
+                    row = W + <Py_ssize_t>ind[q + SUBSET_AHEAD] * k
+                    for j in range(nneed):
+                        PREFETCH(row + needl[j])
+                a = val[q]
+                row = W + <Py_ssize_t>ind[q] * k
+                for j in range(nneed):
+                    c = needl[j]
+                    z[c] += a * row[c]
+        w.ops += <double>(nnz * nneed * 2 + 4 * nneed)
+        w.n_scored += nneed
+    zy = z[y]
+    # r_t for the active pairs, shrinking the ones that push against their bound; v[j] = r_t
+    gam_a = 0.0
+    j = 0
+    while j < na:
+        t = act[j]
+        c = t + 1 if t + 1 != y else 0
+        r = 1.0 - zy + z[c]
+        b = beta_i[t]
+        if b == 0.0:
+            if r < -sh.limit:
+                na -= 1
+                tmp = act[j]; act[j] = act[na]; act[na] = tmp
+                continue
+            pg = r if r > 0.0 else 0.0
+            sh.gap_active += C * pg
+        elif b == C:
+            if r > sh.limit:
+                na -= 1
+                tmp = act[j]; act[j] = act[na]; act[na] = tmp
+                continue
+            pg = r if r < 0.0 else 0.0
+            sh.gap_active -= C * pg
+        else:
+            pg = r
+            sh.gap_active += (C - b) * r if r > 0.0 else -b * r
+        if fabs(pg) > vblock:
+            vblock = fabs(pg)
+        sh.sum_pg += fabs(pg)
+        v[j] = r
+        gam_a += b
+        j += 1
+    n_act[0] = na
+    sh.n_pairs += na
+    if na == 0 or vblock <= 1e-12:
+        return gamma_i                  # nothing to optimise (LIBLINEAR skips such blocks too)
+    fixed = gamma_i - gam_a             # Σ of the shrunk pairs' β (those at C)
+    if w.subsolver == SUB_WALRUS:
+        # (4) over the active pairs: v_t = r_t/‖x‖² + β_it + Σ_{s∈A} β_is
+        for j in range(na):
+            v[j] = v[j] * inv_sq + beta_i[act[j]] + gam_a
+        gam = _walrus(v, na, C, bb, w.u, w.tau, w.hv, w.hi, &fb)
+        w.n_fallbacks += fb
+    else:
+        for j in range(na):
+            bb[j] = beta_i[act[j]]
+        gam = _iterative(v, na, sq, C, bb, w.eps_sub, w.max_sub)
+    # Δ = b − β_i on the active pairs; dc = per-class change of the coefficient of x_i
+    nact = 0
+    sumd = 0.0
+    for c in range(k):
+        dc[c] = 0.0
+    for j in range(na):
+        t = act[j]
+        d = bb[j] - beta_i[t]
+        if d != 0.0:
+            c = t + 1 if t + 1 != y else 0
+            dc[c] = -d
+            cls[nact] = c
+            nact += 1
+            sumd += d
+            beta_i[t] = bb[j]
+    if nact == 0:
+        return gamma_i
+    dc[y] = sumd
+    cls[nact] = y
+    nact += 1
+    w.ops += <double>(nnz * nact if 4 * nact <= k else nnz * k) * 0.5
+    if 4 * nact <= k:
+        for q in range(nnz):
+            a = val[q]
+            row = W + <Py_ssize_t>ind[q] * k
+            for jj in range(nact):
+                c = cls[jj]
+                row[c] += a * dc[c]
+    elif not rows_small(W, k, val, ind, nnz, dc):
+        for q in range(nnz):
+            a = val[q]
+            row = W + <Py_ssize_t>ind[q] * k
+            for c in range(k):
+                row[c] += a * dc[c]
+    return gam + fixed
+
+
 # ---------------------------------------------------------------------------------------------
 # Objectives (§5.7), timing, signals
 # ---------------------------------------------------------------------------------------------
@@ -522,7 +832,7 @@ cdef struct _Problem:
 
 
 cdef void _objectives(const _Problem* p, const double* W, const double* gamma, double* z,
-                      double* primal, double* dual) noexcept nogil:
+                      double* primal, double* dual, bint fast=False) noexcept nogil:
     # wsq = ‖W‖²;  P = ½wsq + Σ_i C_i Σ_{j≠y_i} max(0, 1 − z_{y_i} + z_j);  D = Σ_i γ_i − ½wsq
     cdef Py_ssize_t i, j, k = p.k
     cdef Py_ssize_t f, dk = p.d * p.k
@@ -532,7 +842,10 @@ cdef void _objectives(const _Problem* p, const double* W, const double* gamma, d
         wsq += W[f] * W[f]
     for i in range(p.n):
         lo = p.indptr[i]
-        _scores(W, k, p.data + lo, p.indices + lo, <Py_ssize_t>(p.indptr[i + 1] - lo), z)
+        if fast:
+            _scores4(W, k, p.data + lo, p.indices + lo, <Py_ssize_t>(p.indptr[i + 1] - lo), z)
+        else:
+            _scores(W, k, p.data + lo, p.indices + lo, <Py_ssize_t>(p.indptr[i + 1] - lo), z)
         zy = z[p.y[i]]
         li = 0.0
         for j in range(k):
@@ -580,7 +893,7 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
              double delta=0.0009, double abs_gap=0.0, Py_ssize_t max_iter=1000,
              subsolver="walrus", double eps_sub=1e-6, Py_ssize_t max_sub_steps=0,
              Py_ssize_t gap_every=0, long long max_steps=0, int screening=-1, uint64_t seed=1,
-             callback=None):
+             callback=None, shrinking=True, trace=None):
     """Weston–Watkins SVM by block coordinate descent on D2 (ALGORITHMS.md §5.6, Algorithm 1
     of Wang & Scott, ICML 2021), exact blocks by Walrus (§5.5) or Shark-style iterations (§5.8).
 
@@ -598,7 +911,21 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     permutation per outer iteration) and an optional callback(iteration, gap/gap_1) called once
     per outer iteration with the last measured relative gap. screening: 1 on, 0 or −1 (default)
     off: experimental safe screening of classes whose block entry provably stays
-    0 (see _block_step); it needs 2·n·k doubles and never changes the block minimiser.
+    0 (see _block_step); it needs 2·n·k doubles and never changes the block minimiser; not with
+    shrinking.
+
+    shrinking=False is seed 004's Algorithm 1 as published. shrinking=True (the default of
+    -s ww): each point keeps a list of active pairs (t, the class o(t)); a block step computes
+    the scores of y and of the active classes only, drops pairs at a bound that push against it
+    by more than half the mean |projected gradient| of the previous sweep, and solves (4) over
+    the rest exactly (_block_step_shrinking); a point with no active pair leaves the sweep. The
+    first sweep, and the sweep after an un-shrink, shrink nothing. The stopping rule is
+    unchanged: it is the duality gap of the whole problem, evaluated on the same schedule plus
+    whenever the active pairs' own gap terms fall below the target; an evaluation that fails
+    while the active pairs hold less than half of the gap (or all of it is below target)
+    makes every pair active again. trace (for tests, shrinking only) receives one dict per outer
+    iteration: limit (the shrinking threshold it used), beta and inactive (β and the pairs left
+    inactive by the sweep, before any un-shrink), unshrunk, evaluated and gap.
 
     Returns a WwResult. A pending Ctrl-C is noticed within 10^4 block steps and raises
     KeyboardInterrupt; an exception raised by the callback propagates.
@@ -637,6 +964,11 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     hi = np.zeros(max(K, 1), dtype=np.intp)
     tau = np.zeros(max(K, 1), dtype=np.intp)
     act = np.zeros(k, dtype=np.intp)
+    if shrinking and screening > 0:
+        raise ValueError("screening and shrinking exclude each other")
+    # shrinking: act[i, 0:n_act[i]] are the active pairs t of point i
+    act_pairs = np.tile(np.arange(max(K, 1), dtype=np.int32), (n if shrinking else 1, 1))
+    n_act = np.full(n if shrinking else 1, K, dtype=np.intp)
     if screening < 0:
         # Off by default: on sector.scale the path-length bound screened only ~2 % of the
         # class scores (the bound accumulates every update of w_c over an epoch).
@@ -706,6 +1038,7 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     w.ops = 0.0
     w.screen = screening
     w.n_scored = 0.0
+    w.cached_W = d * k * 8 <= CACHED_W_BYTES
     w.L = &v_Lc[0]
     w.need = &v_need[0]
     w.needl = &v_needl[0]
@@ -715,6 +1048,20 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     cdef double* zlp = &v_zl[0, 0]
     cdef double* Llp = &v_Ll[0, 0]
     cdef const double* nrmp = &v_nrm[0] if n > 0 else &dummy
+    cdef int32_t[:, ::1] v_act_pairs = act_pairs
+    cdef Py_ssize_t[::1] v_n_act = n_act
+    cdef int32_t* actp = &v_act_pairs[0, 0]
+    cdef Py_ssize_t* nactp = &v_n_act[0]
+    cdef bint shrink = shrinking
+    cdef Py_ssize_t n_active = n_visit, act_stride = max(K, 1)
+    cdef long long n_unshrink = 0, pair_visits = 0
+    cdef _Shrink sh
+    sh.limit = INFINITY
+    sh.gap_active = 0.0
+    sh.n_pairs = 0
+    cdef bint unshrink_now = False
+    cdef double limit_used = INFINITY
+    cdef long long unshrink_before = 0
     # work of one gap evaluation, in the units of w.ops
     cdef double eval_ops = <double>indptr[n] * k + <double>d * k + <double>n * k
 
@@ -735,36 +1082,89 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
         while max_iter == 0 or it < max_iter:
             t0 = _now()
             c0 = _cpu()
-            # index = rng.permutation(index)
-            rng_shuffle(&rng, index, n_visit)
-            for s in range(n_visit):
-                if max_steps > 0 and n_steps >= max_steps:
-                    step_limit = True
-                    break
-                until_check -= 1
-                if until_check == 0:
-                    until_check = SIGNAL_CHECK_EVERY
-                    _check_signals()
-                i = index[s]
-                lo = p.indptr[i]
-                if w.screen:
-                    w.zl = zlp + i * k
-                    w.Ll = Llp + i * k
-                    w.nrm = nrmp[i]
-                gammap[i] = _block_step(Wp, k, p.data + lo, p.indices + lo,
-                                        <Py_ssize_t>(p.indptr[i + 1] - lo), sqp[i], p.y[i],
-                                        p.C[i], betap + i * K, gammap[i], &w)
-                n_steps += 1
+            limit_used = sh.limit
+            unshrink_before = n_unshrink
+            if not shrink:
+                # index = rng.permutation(index)
+                rng_shuffle(&rng, index, n_visit)
+                for s in range(n_visit):
+                    if max_steps > 0 and n_steps >= max_steps:
+                        step_limit = True
+                        break
+                    until_check -= 1
+                    if until_check == 0:
+                        until_check = SIGNAL_CHECK_EVERY
+                        _check_signals()
+                    i = index[s]
+                    lo = p.indptr[i]
+                    if w.screen:
+                        w.zl = zlp + i * k
+                        w.Ll = Llp + i * k
+                        w.nrm = nrmp[i]
+                    gammap[i] = _block_step(Wp, k, p.data + lo, p.indices + lo,
+                                            <Py_ssize_t>(p.indptr[i + 1] - lo), sqp[i], p.y[i],
+                                            p.C[i], betap + i * K, gammap[i], &w)
+                    n_steps += 1
+            else:
+                # the active points in a fresh order; a point whose pairs are all shrunk leaves
+                # (swapped behind the active ones, as LIBLINEAR's solvers do)
+                rng_shuffle_fast(&rng, index, n_active)
+                sh.gap_active = 0.0
+                sh.n_pairs = 0
+                sh.sum_pg = 0.0
+                s = 0
+                while s < n_active:
+                    if max_steps > 0 and n_steps >= max_steps:
+                        step_limit = True
+                        break
+                    until_check -= 1
+                    if until_check == 0:
+                        until_check = SIGNAL_CHECK_EVERY
+                        _check_signals()
+                    i = index[s]
+                    lo = p.indptr[i]
+                    gammap[i] = _block_step_shrinking(
+                        Wp, k, p.data + lo, p.indices + lo, <Py_ssize_t>(p.indptr[i + 1] - lo),
+                        sqp[i], p.y[i], p.C[i], betap + i * K, gammap[i],
+                        actp + i * act_stride, nactp + i, &w, &sh)
+                    n_steps += 1
+                    if nactp[i] == 0:
+                        n_active -= 1
+                        index[s] = index[n_active]
+                        index[n_active] = i
+                        continue
+                    s += 1
+                pair_visits += sh.n_pairs
             t_solve += _now() - t0
             c_solve += _cpu() - c0
             if step_limit:
                 break
             it += 1
+            if shrink and trace is not None:
+                with gil:
+                    # the pairs left inactive by this sweep, and β, before any un-shrinking
+                    inactive = np.zeros((n, K), dtype=bool)
+                    for i in range(n):
+                        inactive[i, act_pairs[i, n_act[i]:]] = True
+                    beta_end = beta.copy()
+            if shrink:
+                # After this sweep, a pair at a bound is shrunk when it pushes against the bound
+                # by more than half the mean |projected gradient| of the active pairs in this
+                # sweep. (LIBLINEAR compares with the extreme values of the previous sweep; with
+                # k − 1 pairs per point a few far violators keep those large, and on sector.scale
+                # almost nothing shrank.)
+                sh.limit = SHRINK_SHARE * sh.sum_pg / (sh.n_pairs if sh.n_pairs > 0 else 1)
+                # The active pairs look converged: their (stale, per-visit) gap terms are below
+                # the target. Check the whole problem now; if it fails, the shrunk pairs are the
+                # reason and everything is un-shrunk.
+                unshrink_now = gap1 < INFINITY and sh.gap_active < delta * gap1
+                if unshrink_now and next_eval > it:
+                    next_eval = it
             if it >= next_eval or it == max_iter:
                 # gap = P(W) − D(β); the solve timer is paused (as in the paper)
                 t1 = _now()
                 c1 = _cpu()
-                _objectives(&p, Wp, gammap, w.z, &primal, &dual)
+                _objectives(&p, Wp, gammap, w.z, &primal, &dual, shrink)
                 e = _now() - t1
                 t_eval += e
                 c_eval += _cpu() - c1
@@ -784,6 +1184,14 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                 rel = gap / gap1 if gap1 > 0.0 else 0.0
                 if gap <= 0.0 or gap < delta * gap1 or (abs_gap > 0.0 and gap < abs_gap):
                     converged = True
+                elif shrink and (unshrink_now or n_active == 0
+                                 or sh.gap_active < UNSHRINK_SHARE * gap):
+                    # un-shrink every pair; the next sweep visits all of them without shrinking
+                    for s in range(n_visit):
+                        nactp[index[s]] = K
+                    n_active = n_visit
+                    sh.limit = INFINITY
+                    n_unshrink += 1
                 if gap_every > 0:
                     next_eval = it + gap_every
                 else:
@@ -806,13 +1214,18 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
             if has_callback:
                 with gil:
                     callback(it, rel)
+            if shrink and trace is not None:
+                with gil:
+                    trace.append({"limit": limit_used, "beta": beta_end, "inactive": inactive,
+                                  "unshrunk": n_unshrink > unshrink_before,
+                                  "evaluated": last_eval_it == it, "gap": gap})
             if converged:
                 break
         if step_limit or last_eval_it != it or n_evals == 0:
             # final values for the report (counted as evaluation time)
             t1 = _now()
             c1 = _cpu()
-            _objectives(&p, Wp, gammap, w.z, &primal, &dual)
+            _objectives(&p, Wp, gammap, w.z, &primal, &dual, shrink)
             t_eval += _now() - t1
             c_eval += _cpu() - c1
             gap = primal - dual
@@ -820,7 +1233,8 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     return WwResult(W, beta, gamma, it, n_steps, primal, dual, primal - dual,
                     hist_it[:n_evals].copy(), hist_gap[:n_evals].copy(), t_eval, t_solve,
                     n_evals, bool(converged), int(w.n_fallbacks),
-                    w.n_scored / max(1.0, <double>n_steps * k), c_eval, c_solve)
+                    w.n_scored / max(1.0, <double>n_steps * k), c_eval, c_solve, n_unshrink,
+                    pair_visits / max(1.0, <double>n_steps * K) if shrink else 1.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -905,6 +1319,7 @@ def block_step(double[:, ::1] W, x_indices, x_values, Py_ssize_t y, double[::1] 
     w.ops = 0.0
     w.screen = 0
     w.n_scored = 0.0
+    w.cached_W = True
     w.zl = NULL; w.Ll = NULL; w.L = NULL; w.need = NULL; w.needl = NULL; w.nrm = 0.0
     w.n_fallbacks = 0
     cdef int32_t dummy_int = 0

@@ -20,8 +20,11 @@ import zlib
 
 from budgetsvm.errors import BsvmError, DataFormatError
 
+# magic bytes → the decompressing reader, given a file object (stdin) or a path (it then owns
+# the file and closes it with itself)
 _MAGIC = (
-    (b"\x1f\x8b", lambda stream: gzip.GzipFile(fileobj=stream)),
+    (b"\x1f\x8b", lambda source: gzip.GzipFile(fileobj=source) if hasattr(source, "read")
+     else gzip.GzipFile(source, "rb")),
     (b"BZh", bz2.BZ2File),
     (b"\xfd7zXZ\x00", lzma.LZMAFile),
 )
@@ -54,7 +57,11 @@ def open_input(path, error=DataFormatError):
     head = buffered.peek(6)[:6]
     for magic, opener in _MAGIC:
         if head.startswith(magic):
-            return opener(buffered)
+            if path == "-":
+                return opener(buffered)
+            # a reader given a file object leaves it open when it closes: hand it the path
+            buffered.close()
+            return opener(path)
     return buffered
 
 

@@ -25,13 +25,15 @@ def _dcd_core(params):
 
 def _acf_core(params):
     from budgetsvm import _dcd
-    return _dcd.acf_solve, {"c": float(params.acf_c), "pmin": float(params.acf_pmin),
-                            "pmax": float(params.acf_pmax)}
+    pmin, pmax = params.effective_acf_bounds()
+    return _dcd.acf_solve, {"c": float(params.acf_c), "pmin": float(pmin), "pmax": float(pmax),
+                            "shrink": params.acf_shrink}
 
 
 # solver name -> function(params) returning (core, solver-specific keyword arguments).
 # Every core is called as core(data, indices, indptr, y, C_i, n_features, eps=, max_iter=,
-# loss=, seed=, callback=, **specific) and returns an object with the DcdResult fields.
+# loss=, seed=, callback=, row_norms=, **specific) and returns an object with the DcdResult
+# fields.
 CORES = {"dcd": _dcd_core, "acf": _acf_core}
 
 # What each core passes to its callback as the violation of the last outer iteration.
@@ -120,6 +122,8 @@ def fit_linear(X, y_index, labels, params, callback=None):
     k = len(labels)
     multiclass = "binary" if k == 2 else "ovr"
     eps = params.effective_eps()
+    from budgetsvm import _dcd
+    row_norms = _dcd._row_norms(data, indptr)      # once for all one-vs-rest problems
     coef = np.zeros((1 if k == 2 else k, n_features))
     bias_coef = np.zeros(coef.shape[0])
     costs = weighted_costs(labels, params)
@@ -138,7 +142,7 @@ def fit_linear(X, y_index, labels, params, callback=None):
         start = time.perf_counter()
         res = core(data, indices, indptr, y, C_i, X.shape[1], eps=eps,
                    max_iter=int(params.max_iter), loss=params.loss, seed=seed, callback=report,
-                   **specific)
+                   row_norms=row_norms, **specific)
         seconds = time.perf_counter() - start
         coef[r] = res.w[:n_features]
         if params.bias >= 0:
@@ -193,8 +197,11 @@ def metadata(params, info):
                        for label, w in sorted(params.class_weights.items()))
     extra = {}
     if params.solver == "acf":
-        extra = {"acf_c": float(params.acf_c), "acf_pmin": float(params.acf_pmin),
-                 "acf_pmax": float(params.acf_pmax)}
+        pmin, pmax = params.effective_acf_bounds()
+        extra = {"acf_c": float(params.acf_c), "acf_pmin": float(pmin), "acf_pmax": float(pmax)}
+        if params.acf_shrink != "none":
+            # absent means the paper's algorithm, as in every model written before the option
+            extra["acf_shrink"] = params.acf_shrink
     return {
         "solver": params.solver,
         "loss": params.loss,

@@ -56,10 +56,12 @@ class TrainParams:
     coalesce: bool | None = None
     # ACF constants (seed 003)
     acf_c: float = 0.2
-    acf_pmin: float = 0.05
-    acf_pmax: float = 20.0
+    acf_pmin: float | None = None     # None: 0.1 with shrinking, seed 003's 0.05 without
+    acf_pmax: float | None = None     # None: 10 with shrinking, seed 003's 20 without
+    acf_shrink: str = "on"            # on: ACF with shrinking; none: seed 003's algorithm as is
     # Weston–Watkins
     ww_subsolver: str = "walrus"
+    ww_shrink: str = "on"             # on: shrink (point, class) pairs at a bound; none: seed 004
     ww_gap: float | None = None       # optional absolute duality-gap tolerance
 
     def effective_eps(self):
@@ -67,6 +69,12 @@ class TrainParams:
 
     def effective_coalesce(self):
         return self.polish != "none" if self.coalesce is None else bool(self.coalesce)
+
+    def effective_acf_bounds(self):
+        """(p_min, p_max) of ACF: the given ones, else the defaults of the --acf-shrink mode."""
+        on = self.acf_shrink != "none"
+        return (self.acf_pmin if self.acf_pmin is not None else (0.1 if on else 0.05),
+                self.acf_pmax if self.acf_pmax is not None else (10.0 if on else 20.0))
 
     def effective_gamma(self, n_features):
         return self.gamma if self.gamma is not None else 1.0 / max(n_features, 1)
@@ -124,9 +132,15 @@ def check_params(p: TrainParams):
         raise ParameterError(f"--stop must be strict or classic, got {p.stop!r}")
     if p.ww_subsolver not in ("walrus", "iterative"):
         raise ParameterError("--ww-subsolver must be walrus or iterative")
+    if p.ww_shrink not in ("on", "none"):
+        raise ParameterError(f"--ww-shrink must be on or none, got {p.ww_shrink!r}")
+    if p.acf_shrink not in ("on", "none"):
+        raise ParameterError(f"--acf-shrink must be on or none, got {p.acf_shrink!r}")
     _positive("--acf-c", p.acf_c)
-    _positive("--acf-pmin", p.acf_pmin)
-    if p.acf_pmin > 1:
-        raise ParameterError(f"--acf-pmin must be <= 1 (preferences start at 1), got {p.acf_pmin}")
-    if not (math.isfinite(p.acf_pmax) and p.acf_pmax >= 1):
+    if p.acf_pmin is not None:
+        _positive("--acf-pmin", p.acf_pmin)
+        if p.acf_pmin > 1:
+            raise ParameterError(f"--acf-pmin must be <= 1 (preferences start at 1), "
+                                 f"got {p.acf_pmin}")
+    if p.acf_pmax is not None and not (math.isfinite(p.acf_pmax) and p.acf_pmax >= 1):
         raise ParameterError(f"--acf-pmax must be a finite number >= 1, got {p.acf_pmax}")

@@ -197,6 +197,11 @@ def summary_lines(model, stats=False):
         return info_lines(info, stats=stats)
     if isinstance(info, dict):
         shown = {k: v for k, v in info.items() if not isinstance(v, (list, tuple, np.ndarray))}
-        return [", ".join(f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}"
-                          for k, v in shown.items())]
+        lines = [", ".join(f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}"
+                           for k, v in shown.items())]
+        if info.get("max_iter_reached"):
+            # -s ww: the warning and hint that linear.info_lines prints for dcd and acf
+            lines += ["WARNING: reaching max number of iterations",
+                      "Using a larger --max-iter (0 = unlimited) or a larger -e may help"]
+        return lines
     return []

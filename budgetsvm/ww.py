@@ -12,7 +12,8 @@ block coordinate descent of budgetsvm/_ww.pyx.
 
 ``model.train_info`` holds diagnostics (not written into the model file): n_iter, n_steps,
 primal, dual, gap, gap_history, gap_iterations, eval_seconds, train_seconds (block steps only;
-wall time), eval_cpu_seconds, train_cpu_seconds (the same in CPU time), subsolver, converged.
+wall time), eval_cpu_seconds, train_cpu_seconds (the same in CPU time), subsolver, converged,
+max_iter_reached (stopped by --max-iter before the gap test passed), shrink, n_unshrink.
 """
 import numpy as np
 import scipy.sparse as sp
@@ -43,9 +44,10 @@ def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
         delta=float(params.effective_eps()),
         abs_gap=float(params.ww_gap) if params.ww_gap else 0.0,
         max_iter=int(params.max_iter), subsolver=params.ww_subsolver,
-        gap_every=int(gap_every), seed=int(params.seed) & ((1 << 64) - 1), callback=callback)
+        gap_every=int(gap_every), seed=int(params.seed) & ((1 << 64) - 1), callback=callback,
+        shrinking=params.ww_shrink == "on")
     W = result.W                                   # (d [+1], k), column j = w_j
-    coef = np.ascontiguousarray(W[:d].T)
+    coef = W[:d].T                                 # LinearModel makes the one C-ordered copy
     bias_coef = W[d].copy() if bias >= 0 else None
     meta = {"C": float(params.C), "eps": float(params.effective_eps()),
             "max_iter": int(params.max_iter), "seed": int(params.seed),
@@ -53,6 +55,9 @@ def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
             "converged": bool(result.converged)}
     if params.ww_gap:
         meta["ww_gap"] = float(params.ww_gap)
+    if params.ww_shrink != "none":
+        # absent means seed 004's algorithm, as in every model written before the option
+        meta["ww_shrink"] = params.ww_shrink
     model = LinearModel(labels, coef, bias, bias_coef, "ww", "ww", meta)
     model.train_info = {
         "n_iter": int(result.n_iter), "n_steps": int(result.n_steps),
@@ -63,5 +68,8 @@ def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
         "eval_cpu_seconds": float(result.eval_cpu_seconds),
         "train_cpu_seconds": float(result.solve_cpu_seconds),
         "subsolver": params.ww_subsolver, "converged": bool(result.converged),
-        "n_fallbacks": int(result.n_fallbacks)}
+        "max_iter_reached": bool(not result.converged and params.max_iter > 0
+                                 and result.n_iter >= params.max_iter),
+        "n_fallbacks": int(result.n_fallbacks), "shrink": params.ww_shrink,
+        "n_unshrink": int(result.n_unshrink)}
     return model

@@ -492,3 +492,20 @@ def test_projection_inverse_stays_accurate_on_near_duplicates():
     K = rbf(Xs, Xs, 2 ** -3)
     assert np.abs(st.inverse() @ K - np.eye(len(K))).max() < 1e-6
     assert st.counters()["n_inspan"] > 0
+
+
+@pytest.mark.parametrize("method", ["gss", "gss-precise", "final"])
+@pytest.mark.parametrize("weights", [(1.0, 1.0), (0.4, 1.0), (1.0, 0.3)])
+def test_merging_far_apart_vectors_keeps_the_larger_one(method, weights):
+    # κ = exp(−γ d²) with γ d² = 22,500: κ^(1/4) underflows, so every golden-section probe is 0.
+    # The κ → 0 limit of the merge (the weight degradation of any h is then α_m² + α_n² − α_z²)
+    # keeps the vector of larger weight with its own coefficient: WD = the smaller one squared,
+    # not α_m² + α_n² (both lost, α_z = 0).
+    am, an = weights
+    store = SVStore(2, 4, 1, "rbf", 1.0, 0.0, 3, "removal", "gss")
+    store.insert(np.array([0.0, 0.0]), am)
+    store.insert(np.array([150.0, 0.0]), an)
+    h, az, wd = store.evaluate_merge(0, 1, method)
+    assert wd == pytest.approx(min(am, an) ** 2, rel=1e-12)
+    assert az == pytest.approx(max(am, an), rel=1e-12)
+    assert h == (1.0 if am >= an else 0.0)

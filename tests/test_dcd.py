@@ -287,17 +287,20 @@ def qp_primal(X, y, C_i, loss):
     return res.x[:d], res.fun
 
 
-@pytest.mark.parametrize("core", ["dcd_solve", "acf_solve"])
+@pytest.mark.parametrize("core", ["dcd_solve", "acf_solve", "acf_solve:none"])
 @pytest.mark.parametrize("loss", ["l1", "l2"])
 @pytest.mark.parametrize("n,d", [(10, 14), (40, 3)])
 def test_tiny_problem_matches_qp(loss, n, d, core):
-    # both linear solvers (baseline and ACF, seed 003) against a generic QP solve
+    # both linear solvers (baseline and ACF, seed 003, with and without shrinking) against a
+    # generic QP solve
     rng = np.random.default_rng(n * 100 + d)
     X = sp.csr_matrix(rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.7))
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     C_i = rng.uniform(0.2, 2.0, size=n)
-    res = getattr(_dcd, core)(X.data, X.indices, X.indptr, y, C_i, X.shape[1], eps=1e-8,
-                              max_iter=0, loss=loss)
+    name, _, mode = core.partition(":")
+    extra = {"shrink": mode} if mode else {}
+    res = getattr(_dcd, name)(X.data, X.indices, X.indptr, y, C_i, X.shape[1], eps=1e-8,
+                              max_iter=0, loss=loss, **extra)
     w, fun = qp_primal(X, y, C_i, loss)
     assert not res.max_iter_reached
     np.testing.assert_allclose(res.w, w, rtol=0, atol=1e-6 * max(1, np.abs(w).max()))
@@ -345,6 +348,23 @@ def test_classic_stop_is_looser():
     classic, _ = solve(X, np.array([1.0]), 1.0, eps=0.1, stop="classic")
     assert (classic.n_iter, strict.n_iter) == (1, 2)
     assert strict.alpha[0] == classic.alpha[0] == 0.25
+
+
+def test_pg_stop_is_acfs_rule(a9a):
+    # stop="pg" (max|PG| < ε, the rule of ACF and of seed 003's comparison): never later than
+    # the strict rule. A fresh numpy sweep of the returned point may exceed ε a little: the last
+    # sweep measured each |PG_i| before its own step (the strict rule, which also bounds M − m,
+    # leaves more room for that).
+    X, y = a9a[0], a9a[1]
+    yb = pm1(y, 1.0)
+    pg_run, C_i = solve(X, yb, 1.0, eps=0.01, max_iter=0, stop="pg")
+    strict, _ = solve(X, yb, 1.0, eps=0.01, max_iter=0, stop="strict")
+    assert not pg_run.max_iter_reached and pg_run.n_iter <= strict.n_iter
+    pg = projected_gradient(X, yb, C_i, pg_run.alpha, pg_run.w)
+    assert np.abs(pg).max() <= 2 * 0.01
+    assert rel(pg_run.primal_objective, strict.primal_objective) < 1e-3
+    with pytest.raises(ValueError):
+        solve(X, yb, 1.0, stop="maxpg")
 
 
 def test_max_iter_and_counters(a9a):

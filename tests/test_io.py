@@ -129,3 +129,29 @@ def test_corrupt_xz(tmp_path):
     path = write(tmp_path, good[: len(good) // 2], name="cut.xz")
     with pytest.raises(DataFormatError, match="compressed"):
         read_problem(path)
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".bz2", ".xz"])
+def test_closing_an_input_closes_its_file(tmp_path, suffix):
+    # the decompressing readers are handed the path, so they own the file and close it
+    import gc
+    import os
+    import warnings
+
+    from budgetsvm.fileio import open_input
+    data = b"1 1:0.5\n-1 2:1\n"
+    write = {"": lambda p, d: p.write_bytes(d), ".gz": lambda p, d: p.write_bytes(
+        gzip.compress(d)), ".bz2": lambda p, d: p.write_bytes(bz2.compress(d)),
+             ".xz": lambda p, d: p.write_bytes(lzma.compress(d))}[suffix]
+    path = tmp_path / f"d{suffix}"
+    write(path, data)
+    before = len(os.listdir("/proc/self/fd"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        stream = open_input(str(path))
+        assert stream.read() == data
+        stream.close()
+        del stream
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+    assert len(os.listdir("/proc/self/fd")) == before

@@ -23,8 +23,6 @@ HEART = REPO / "data" / "heart_scale.xz"
 USAGE_ERRORS = {"ParameterError", "UsageError", "BadParameter"}
 # An option as messages write it: -c, -log2c, --max-iter (not "non-negative" or "1e-3").
 OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)")
-# Options named by messages before the branch that adds them lands: option -> reason.
-PENDING = {"--ww-subsolver": "added by the --acf-shrink/--ww-subsolver branch (not merged here)"}
 
 
 def run(tool, *args, cwd=None):
@@ -133,8 +131,6 @@ def test_every_option_named_in_a_usage_error_exists(option):
     available = command_options()
     missing = [(module, command) for module in NAMED[option] for command in commands_of(module)
                if option not in available[command]]
-    if missing and option in PENDING:
-        pytest.xfail(f"{option}: {PENDING[option]}")
     assert not missing, f"{option} is named in messages of {NAMED[option]} but is not an " \
                         f"option of {sorted({c for _, c in missing})}"
 

@@ -1,5 +1,16 @@
-"""Weston–Watkins SVM: Walrus, the iterative subsolver and the BCD solver (ALGORITHMS.md §5, §7.1)."""
+"""Weston–Watkins SVM: Walrus, the iterative subsolver and the BCD solver (ALGORITHMS.md §5, §7.1).
+
+The BCD solver runs in two modes: shrinking=False is seed 004's Algorithm 1 as published;
+shrinking=True (the default of -s ww) shrinks (point, class) pairs at a bound and un-shrinks
+when a gap evaluation of the whole problem shows that the shrunk pairs hold the gap. Oracles:
+exact rationals (§5.9), enumeration, bisection and L-BFGS-B for the subproblem; a generic
+bounded solve of the dual D2, numpy recomputations of W, P and D, LIBLINEAR's binary SVM (k = 2)
+and a plain-Python replay of Algorithm 1 for the solver.
+"""
 import itertools
+import subprocess
+import sys
+from pathlib import Path
 from fractions import Fraction as Fr
 
 import numpy as np
@@ -8,6 +19,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from budgetsvm import _ww
+from budgetsvm.io import read_problem
 from budgetsvm.params import TrainParams
 from budgetsvm.ww import train_ww
 
@@ -244,13 +256,17 @@ def test_iterative_subsolver_close_to_walrus():
 # the BCD solver
 # ---------------------------------------------------------------------------------------------
 
-def test_dual_monotone_and_W_consistent():
+MODES = [True, False]          # shrinking on (the default), off (seed 004's algorithm)
+
+
+@pytest.mark.parametrize("shrinking", MODES)
+def test_dual_monotone_and_W_consistent(shrinking):
     X, y = small_problem()
     k, C = 4, 0.7
     C_i = np.full(X.shape[0], C)
     prev = -np.inf
     for steps in range(1, 201, 3):
-        r = solve(X, y, k, C, max_iter=0, max_steps=steps, delta=0.0)
+        r = solve(X, y, k, C, max_iter=0, max_steps=steps, delta=0.0, shrinking=shrinking)
         assert r.n_steps == steps
         W_ref = dense_W_from_beta(X, y, r.beta, k)
         np.testing.assert_allclose(r.W, W_ref, rtol=0, atol=1e-10)
@@ -288,10 +304,11 @@ def d2_optimum(X, y, k, C):
     return res.fun
 
 
-def test_convergence_small_problem_vs_generic_qp():
+@pytest.mark.parametrize("shrinking", MODES)
+def test_convergence_small_problem_vs_generic_qp(shrinking):
     X, y = small_problem()
     k, C = 4, 0.7
-    r = solve(X, y, k, C, max_iter=200, delta=0.0, gap_every=1)
+    r = solve(X, y, k, C, max_iter=200, delta=0.0, gap_every=1, shrinking=shrinking)
     # (delta = 0 stops only when rounding makes the gap <= 0)
     assert (r.n_iter == 200 or r.converged) and r.n_fallbacks == 0
     gaps = r.gap_history
@@ -301,32 +318,35 @@ def test_convergence_small_problem_vs_generic_qp():
     d2 = d2_optimum(X, y, k, C)
     assert abs(-r.dual - d2) <= 1e-6 * abs(d2)
     # the primal converges to the same value (strong duality)
-    r2 = solve(X, y, k, C, max_iter=2000, delta=1e-12)
+    r2 = solve(X, y, k, C, max_iter=2000, delta=1e-12, shrinking=shrinking)
     assert abs(r2.primal - (-d2)) <= 1e-6 * abs(d2)
 
 
-def test_stopping_rule_and_history():
+@pytest.mark.parametrize("shrinking", MODES)
+def test_stopping_rule_and_history(shrinking):
     X, y = small_problem(seed=2)
-    r = solve(X, y, 4, 1.0, delta=0.01, gap_every=1)
+    r = solve(X, y, 4, 1.0, delta=0.01, gap_every=1, shrinking=shrinking)
     assert r.converged
     assert r.gap_history[-1] < 0.01 * r.gap_history[0]
     assert np.all(r.gap_history[:-1] >= 0.01 * r.gap_history[0])
     np.testing.assert_array_equal(r.gap_iterations, np.arange(1, r.n_iter + 1))
     # adaptive schedule: always iteration 1, stops on an evaluated iteration
-    ra = solve(X, y, 4, 1.0, delta=0.01)
+    ra = solve(X, y, 4, 1.0, delta=0.01, shrinking=shrinking)
     assert ra.gap_iterations[0] == 1 and ra.gap_iterations[-1] == ra.n_iter and ra.converged
     # absolute gap
-    rb = solve(X, y, 4, 1.0, delta=0.0, abs_gap=1e-3, gap_every=1)
+    rb = solve(X, y, 4, 1.0, delta=0.0, abs_gap=1e-3, gap_every=1, shrinking=shrinking)
     assert rb.converged and rb.gap < 1e-3
     # max_iter
-    rc = solve(X, y, 4, 1.0, delta=0.0, max_iter=7)
+    rc = solve(X, y, 4, 1.0, delta=0.0, max_iter=7, shrinking=shrinking)
     assert rc.n_iter == 7 and not rc.converged and rc.gap_iterations[-1] == 7
 
 
-def test_walrus_and_iterative_bcd_same_primal():
+@pytest.mark.parametrize("shrinking", MODES)
+def test_walrus_and_iterative_bcd_same_primal(shrinking):
     X, y = small_problem(n=120, d=5, k=6, seed=4)
-    a = solve(X, y, 6, 0.5, delta=1e-9, max_iter=3000, subsolver="walrus")
-    b = solve(X, y, 6, 0.5, delta=1e-9, max_iter=3000, subsolver="iterative")
+    a = solve(X, y, 6, 0.5, delta=1e-9, max_iter=3000, subsolver="walrus", shrinking=shrinking)
+    b = solve(X, y, 6, 0.5, delta=1e-9, max_iter=3000, subsolver="iterative",
+              shrinking=shrinking)
     assert abs(a.primal - b.primal) <= 1e-6 * abs(a.primal)
     assert abs(a.dual - b.dual) <= 1e-6 * abs(a.dual)
 
@@ -368,19 +388,21 @@ def test_k2_equals_binary_svm_with_double_C():
     np.testing.assert_allclose(r.W[:, 0], u / 2, atol=1e-6 * max(1, np.abs(u).max()))
 
 
-def test_zero_rows():
+@pytest.mark.parametrize("shrinking", MODES)
+def test_zero_rows(shrinking):
     X, y = small_problem(n=30, seed=6)
     k, C = 4, 0.8
     Xz = sp.vstack([X, sp.csr_matrix((5, X.shape[1]))]).tocsr()
     yz = np.concatenate([y, np.array([0, 1, 2, 3, 1], dtype=np.int32)])
-    r = solve(Xz, yz, k, C, delta=1e-10, max_iter=5000)
+    r = solve(Xz, yz, k, C, delta=1e-10, max_iter=5000, shrinking=shrinking)
     np.testing.assert_array_equal(r.beta[-5:], np.full((5, k - 1), C))
     np.testing.assert_array_equal(r.gamma[-5:], np.full(5, C * (k - 1)))
     assert r.gap >= -1e-9 and r.gap <= 1e-6 * r.primal        # no permanent gap C(k−1)
-    ref = solve(X, y, k, C, delta=1e-10, max_iter=5000)
+    ref = solve(X, y, k, C, delta=1e-10, max_iter=5000, shrinking=shrinking)
     assert abs(r.primal - (ref.primal + 5 * C * (k - 1))) <= 1e-6 * r.primal
     np.testing.assert_allclose(r.W, ref.W, atol=1e-5)
-    assert r.n_steps % X.shape[0] == 0                      # zero rows are never visited
+    if not shrinking:
+        assert r.n_steps % X.shape[0] == 0                  # zero rows are never visited
     # all rows zero: nothing to optimise, gap is exactly zero
     ra = solve(sp.csr_matrix((4, 3)), np.array([0, 1, 2, 0], dtype=np.int32), 3, 1.0)
     assert ra.gap == 0.0 and ra.n_steps == 0 and np.all(ra.W == 0)
@@ -482,8 +504,207 @@ def test_screening_keeps_block_steps_exact():
     y = rng.integers(0, k, n).astype(np.int32)
     X = sp.csr_matrix(centers[y] + 0.3 * rng.standard_normal((n, d)))
     for sub in ("walrus", "iterative"):
-        a = solve(X, y, k, 0.5, max_iter=30, delta=0.0, subsolver=sub, screening=0)
-        b = solve(X, y, k, 0.5, max_iter=30, delta=0.0, subsolver=sub, screening=1)
+        a = solve(X, y, k, 0.5, max_iter=30, delta=0.0, subsolver=sub, screening=0,
+                  shrinking=False)
+        b = solve(X, y, k, 0.5, max_iter=30, delta=0.0, subsolver=sub, screening=1,
+                  shrinking=False)
         assert a.scored_fraction == 1.0 and b.scored_fraction < 1.0
         np.testing.assert_allclose(b.W, a.W, rtol=0, atol=1e-10)
         np.testing.assert_allclose(b.beta, a.beta, rtol=0, atol=1e-10)
+    with pytest.raises(ValueError):
+        solve(X, y, k, 0.5, screening=1, shrinking=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# shrinking of (point, class) pairs, and seed 004's algorithm unchanged
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n,d,k,C,seed", [(40, 3, 4, 0.7, 0), (60, 5, 6, 5.0, 1),
+                                          (80, 4, 3, 0.2, 2), (50, 30, 8, 2.0, 3)])
+def test_shrinking_same_optimum(n, d, k, C, seed):
+    # with and without shrinking: the optimum of D2 from a generic bounded solve at a tight δ,
+    # and the same primal (1e-3 relative) at the default δ
+    X, y = small_problem(n=n, d=d, k=k, seed=seed)
+    d2 = d2_optimum(X, y, k, C)
+    for shrinking in MODES:
+        tight = solve(X, y, k, C, delta=1e-10, max_iter=20000, shrinking=shrinking)
+        assert tight.converged
+        assert abs(-tight.dual - d2) <= 1e-6 * abs(d2)
+        assert abs(tight.primal + d2) <= 1e-6 * abs(d2)
+    on = solve(X, y, k, C, delta=1e-5)
+    off = solve(X, y, k, C, delta=1e-5, shrinking=False)
+    assert on.converged and off.converged
+    assert abs(on.primal - off.primal) <= 1e-3 * off.primal
+    assert abs(on.primal + d2) <= 1e-3 * abs(d2)
+    # at the default δ = 0.0009 (relative to the first gap): the primal is above the optimum
+    # by at most the gap measured on the whole problem at the stop
+    r = solve(X, y, k, C)
+    assert r.converged and r.gap < 0.0009 * r.gap_history[0]
+    assert -1e-9 * abs(d2) <= r.primal + d2 <= r.gap + 1e-9 * abs(d2)
+
+
+def test_shrinking_mechanics():
+    X, y = small_problem(n=60, d=5, k=6, seed=1)
+    k, C, delta = 6, 5.0, 1e-6
+    trace = []
+    r = solve(X, y, k, C, delta=delta, max_iter=5000, trace=trace, gap_every=1)
+    assert r.converged and len(trace) == r.n_iter and r.n_unshrink >= 1
+    assert trace[0]["limit"] == np.inf and not trace[0]["inactive"].any()
+    shrunk_any = False
+    for s, t in enumerate(trace):
+        # an inactive pair sits at a bound and keeps its value until it is un-shrunk
+        inact = t["inactive"]
+        at_bound = (t["beta"] == 0.0) | (t["beta"] == C)
+        assert np.all(at_bound[inact])
+        shrunk_any |= bool(inact.any())
+        if s + 1 < len(trace):
+            nxt = trace[s + 1]
+            if t["unshrunk"]:
+                # un-shrunk after a failed whole-problem gap test: the next sweep visits every
+                # pair and shrinks none
+                assert t["evaluated"] and t["gap"] >= delta * r.gap_history[0]
+                assert nxt["limit"] == np.inf and not nxt["inactive"].any()
+            else:
+                kept = inact & nxt["inactive"]
+                np.testing.assert_array_equal(nxt["beta"][kept], t["beta"][kept])
+                # nothing inactive becomes active without an un-shrink
+                assert not np.any(inact & ~nxt["inactive"])
+    assert shrunk_any
+    # the stop is the whole problem's gap test: recomputed here from W and β by numpy
+    C_i = np.full(X.shape[0], C)
+    np.testing.assert_allclose(r.W, dense_W_from_beta(X, y, r.beta, k), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(r.gamma, r.beta.sum(axis=1), atol=1e-12)
+    primal, dual = primal_dual(X, y, r.W, r.beta, C_i)
+    assert primal - dual < delta * r.gap_history[0]
+    assert trace[-1]["evaluated"]
+
+
+def test_wrong_shrinking_is_repaired():
+    # On this problem the shrinking rule removes pairs that the optimum needs: a pair shrunk at
+    # a bound later takes another value, after the whole-problem gap test failed and every pair
+    # was made active again. The end point is still the optimum of D2.
+    X, y = small_problem()
+    k, C = 4, 0.7
+    trace = []
+    r = solve(X, y, k, C, delta=1e-8, max_iter=5000, trace=trace)
+    assert r.converged and r.n_unshrink >= 1
+    wrong = {(int(i), int(t)) for tr in trace for i, t in np.argwhere(tr["inactive"])
+             if r.beta[i, t] != tr["beta"][i, t]}
+    assert (4, 1) in wrong and len(wrong) >= 3
+    d2 = d2_optimum(X, y, k, C)
+    assert abs(-r.dual - d2) <= 1e-6 * abs(d2)
+    off = solve(X, y, k, C, delta=1e-8, max_iter=5000, shrinking=False)
+    assert abs(r.primal - off.primal) <= 1e-6 * off.primal
+
+
+def replay_algorithm_1(X, y, k, C, iterations, seed):
+    """Seed 004's Algorithm 1 (§5.6) in plain Python floats: a fresh permutation from the
+    solvers' generator per outer iteration, the k scores summed nonzero by nonzero, v as in §5.4,
+    the block solved by Walrus (the _ww.walrus entry point, tested above on its own) and W
+    updated by x_i Δᵀ. Returns (W, β)."""
+    from budgetsvm._rng import Random
+    n, d = X.shape
+    K = k - 1
+    data, ind, ptr = X.data, X.indices, X.indptr
+    W = np.zeros((d, k))
+    beta = np.zeros((n, K))
+    gamma = np.zeros(n)
+    sq = np.zeros(n)
+    for i in range(n):
+        for q in range(ptr[i], ptr[i + 1]):
+            sq[i] += data[q] ** 2
+    order = np.array([i for i in range(n) if sq[i] > 0], dtype=np.intp)
+    rng = Random(seed)
+    for _ in range(iterations):
+        rng.shuffle(order)
+        for i in order:
+            z = [0.0] * k
+            for q in range(ptr[i], ptr[i + 1]):
+                for c in range(k):
+                    z[c] += data[q] * W[ind[q], c]
+            cls = [t + 1 if t + 1 != y[i] else 0 for t in range(K)]
+            inv_sq = 1.0 / sq[i]
+            v = np.array([(1.0 - z[y[i]] + z[c]) * inv_sq + beta[i, t] + gamma[i]
+                          for t, c in enumerate(cls)])
+            b, gam, _ = _ww.walrus(v, C)
+            dc = [0.0] * k
+            sumd = 0.0
+            for t, c in enumerate(cls):
+                delta = b[t] - beta[i, t]
+                if delta != 0.0:
+                    dc[c] = -delta
+                    sumd += delta
+                    beta[i, t] = b[t]
+            if sumd == 0.0 and all(x == 0.0 for x in dc):
+                continue
+            dc[y[i]] = sumd
+            gamma[i] = gam
+            for q in range(ptr[i], ptr[i + 1]):
+                for c in range(k):
+                    if dc[c] != 0.0:
+                        W[ind[q], c] += data[q] * dc[c]
+    return W, beta
+
+
+@pytest.mark.parametrize("k,C,seed", [(4, 0.7, 3), (3, 5.0, 9)])
+def test_paper_mode_is_algorithm_1_bit_for_bit(k, C, seed):
+    # shrinking=False is seed 004's Algorithm 1 with exact Walrus blocks, float for float
+    X, y = small_problem(n=50, d=6, k=k, seed=seed)
+    W, beta = replay_algorithm_1(X, y, k, C, 12, seed)
+    r = solve(X, y, k, C, max_iter=12, delta=0.0, seed=seed, shrinking=False)
+    assert r.n_iter == 12
+    assert r.W.tobytes() == W.tobytes() and r.beta.tobytes() == beta.tobytes()
+    on = solve(X, y, k, C, max_iter=12, delta=0.0, seed=seed)
+    assert on.W.tobytes() != W.tobytes()
+
+
+# ---------------------------------------------------------------------------------------------
+# bsvm-train -s ww: --ww-subsolver, --ww-shrink, the --max-iter warning
+# ---------------------------------------------------------------------------------------------
+
+BIN = Path(sys.executable).parent
+HEART = Path(__file__).resolve().parent.parent / "data" / "heart_scale.xz"
+
+
+def bsvm_train(*args):
+    return subprocess.run([str(BIN / "bsvm-train"), *map(str, args)], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_cli_ww_subsolver_iterative_on_dna(tmp_path, shared_data):
+    # bsvm-train -s ww --ww-subsolver iterative -c 1 dna.scale: the model of the walrus run
+    # (both solve the blocks to the same optimum, to 1e-6)
+    from budgetsvm import model_io
+    data = shared_data("dna.scale.xz")
+    it, wal = tmp_path / "it.model", tmp_path / "wal.model"
+    result = bsvm_train("-s", "ww", "--ww-subsolver", "iterative", "-c", "1", data, it)
+    assert result.returncode == 0, result.stderr
+    assert 'param subsolver str "iterative"' in it.read_text()
+    assert "subsolver = iterative" in result.stderr and "converged = True" in result.stderr
+    assert bsvm_train("-s", "ww", "-c", "1", data, wal).returncode == 0
+    a, b = model_io.load_model(str(it)), model_io.load_model(str(wal))
+    X, _ = read_problem(str(shared_data("dna.scale.t.xz")))
+    assert np.mean(a.predict(X) == b.predict(X)) > 0.99
+    result = bsvm_train("-s", "ww", "--ww-subsolver", "shark", "-c", "1", data, it)
+    assert result.returncode == 2 and "--ww-subsolver" in result.stderr
+
+
+def test_cli_ww_shrink_none_is_the_paper_model(tmp_path):
+    on, none = tmp_path / "on.model", tmp_path / "none.model"
+    assert bsvm_train("-s", "ww", "-q", HEART, on).returncode == 0
+    assert bsvm_train("-s", "ww", "-q", "--ww-shrink", "none", HEART, none).returncode == 0
+    assert 'param ww_shrink str "on"' in on.read_text()
+    assert "ww_shrink" not in none.read_text()        # as in models written before the option
+
+
+def test_cli_ww_max_iter_warning(tmp_path):
+    # issue 20 item 4: -s ww stopping at --max-iter says so, as dcd and acf do
+    out = tmp_path / "m"
+    result = bsvm_train("-s", "ww", "--max-iter", "2", "-e", "1e-9", HEART, out)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert "WARNING: reaching max number of iterations" in lines
+    assert "Using a larger --max-iter (0 = unlimited) or a larger -e may help" in lines
+    assert "converged = False" in result.stderr and out.exists()
+    result = bsvm_train("-s", "ww", HEART, out)
+    assert "WARNING" not in result.stderr and "converged = True" in result.stderr

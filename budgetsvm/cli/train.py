@@ -154,10 +154,22 @@ _TRAINING_OPTIONS = [
                       "onto after every step [default 1]"),
     click.option("--acf-c", "acf_c", type=float, default=0.2, show_default=True,
                  help="acf: preference change rate c (seed 003)"),
-    click.option("--acf-pmin", "acf_pmin", type=float, default=0.05, show_default=True,
-                 help="acf: smallest coordinate preference"),
-    click.option("--acf-pmax", "acf_pmax", type=float, default=20.0, show_default=True,
-                 help="acf: largest coordinate preference"),
+    click.option("--acf-pmin", "acf_pmin", type=float,
+                 help="acf: smallest coordinate preference [0.1; --acf-shrink none: 0.05]"),
+    click.option("--acf-pmax", "acf_pmax", type=float,
+                 help="acf: largest coordinate preference [10; --acf-shrink none: 20]"),
+    click.option("--acf-shrink", "acf_shrink", type=click.Choice(["on", "none"]), default="on",
+                 show_default=True,
+                 help="acf: shrink rows stuck at a bound (on), or seed 003's algorithm as "
+                      "published (none)"),
+    click.option("--ww-subsolver", "ww_subsolver", type=click.Choice(["walrus", "iterative"]),
+                 default="walrus", show_default=True,
+                 help="ww: block subproblem solver, exact (walrus) or Shark-style greedy "
+                      "coordinate steps (iterative)"),
+    click.option("--ww-shrink", "ww_shrink", type=click.Choice(["on", "none"]), default="on",
+                 show_default=True,
+                 help="ww: shrink (point, class) pairs stuck at a bound (on), or seed 004's "
+                      "algorithm as published (none)"),
 ]
 
 
