@@ -680,7 +680,7 @@ def test_cli_ww_subsolver_iterative_on_dna(tmp_path, shared_data):
     result = bsvm_train("-s", "ww", "--ww-subsolver", "iterative", "-c", "1", data, it)
     assert result.returncode == 0, result.stderr
     assert 'param subsolver str "iterative"' in it.read_text()
-    assert "subsolver = iterative" in result.stderr and "converged = True" in result.stderr
+    assert "subsolver = iterative" in result.stdout and "converged = True" in result.stdout
     assert bsvm_train("-s", "ww", "-c", "1", data, wal).returncode == 0
     a, b = model_io.load_model(str(it)), model_io.load_model(str(wal))
     X, _ = read_problem(str(shared_data("dna.scale.t.xz")))
