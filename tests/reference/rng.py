@@ -2,7 +2,7 @@
 
 splitmix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number generators", 2014) expands a
 64-bit seed into the 256-bit state of xoshiro256** (Blackman & Vigna, "Scrambled linear
-pseudorandom number generators", 2021); docs/ALGORITHMS.md §10 says how the solvers use them.
+pseudorandom number generators", 2021); docs/ALGORITHMS.md §10.1 says how the solvers use them.
 """
 MASK64 = (1 << 64) - 1
 GOLDEN_GAMMA = 0x9E3779B97F4A7C15
