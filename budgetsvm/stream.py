@@ -80,7 +80,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     from budgetsvm.kernel_solvers import (bsgd_info, bsgd_model, bsgd_setup, class_weight_vector,
                                           csr_arrays)
     from budgetsvm.params import check_params
-    from budgetsvm.train import ensure_finite
+    from budgetsvm.model_io import ensure_finite
     check_params(params)
     if params.solver != "bsgd":
         raise BsvmError("--stream is available for -s bsgd only (an online method)")
