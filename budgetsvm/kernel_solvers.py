@@ -99,7 +99,7 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_m
     compare_merges: comparison mode of the store (diagnostics, slower), its counters go to info.
 
     monitor(row): called after every epoch with epoch, time (training seconds so far, monitoring
-    excluded), primal (C-form, binary only), merge_fraction (merges / steps of the epoch), n_sv
+    excluded), cpu (the same in CPU seconds of the training thread), primal (C-form, binary only), merge_fraction (merges / steps of the epoch), n_sv
     and, with monitor_test = (X_test CSR, test class indices), test_accuracy. The epochs then run
     one call of the core each, with the order the uninterrupted run would use: the model is the
     same with or without monitoring."""
@@ -127,17 +127,19 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_m
     else:
         # Random(seed).permutation replays the core's per-epoch shuffle (budgetsvm/_bsgd.pyx).
         rng, res, seconds, maintenance_seconds, merges = Random(seed), None, 0.0, 0.0, 0
+        cpu = 0.0        # CPU time of this thread in the core (the core runs in the caller)
         upper = float(params.C) * class_weight[y_index]
         for epoch in range(1, epochs + 1):
             order = rng.permutation(n)
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.thread_time()
             res = bsgd_solve(store, data, indices, indptr, xsq, y_index, class_weight, nC,
                              callback=report, trace=trace, order=order, state=res,
                              total_steps=n * epochs, **options)
             seconds += time.perf_counter() - start
+            cpu += time.thread_time() - start_cpu
             maintenance_seconds += res["maintenance_seconds"]
             total_merges = store.counters()["n_merges"]
-            row = {"epoch": epoch, "time": seconds,
+            row = {"epoch": epoch, "time": seconds, "cpu": cpu,
                    "merge_fraction": (total_merges - merges) / n, "n_sv": store.n}
             merges = total_merges
             if n_classes == 2:
@@ -322,7 +324,7 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
     """One binary BSCA run. X canonical CSR; y ±1 (int8); upper[i] = C_i.
 
     Returns (store, alpha, info). monitor(row) gets a dict per epoch (epoch, time = training
-    seconds so far without monitoring, primal, dual_tracked, dual_exact (None beyond
+    seconds so far without monitoring, cpu = the same in CPU seconds of this thread, primal, dual_tracked, dual_exact (None beyond
     EXACT_DUAL_MAX_POINTS non-zero α), [test_accuracy],
     merge_fraction = merges / steps of that epoch, n_sv, n_updates); monitoring time is excluded.
     monitor_test: optional (X_test CSR, y_test ±1) for test accuracy per epoch.
@@ -347,13 +349,17 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
     epoch_cb = None
     if monitor is not None:
         from budgetsvm.model import KernelSpec
-        last = {"merges": 0}
+        # CPU time of this thread (the core runs in the caller), monitoring excluded
+        last = {"merges": 0, "start_cpu": time.thread_time(), "monitor_cpu": 0.0}
         kernel = KernelSpec(params.kernel, gamma, int(params.degree), float(params.coef0))
 
         def epoch_cb(epoch, stats):
+            enter = time.thread_time()
             obj = bsca_objectives(store, X, y, upper, alpha, xsq)
             merges = store.counters()["n_merges"]
-            row = {"epoch": epoch, "time": stats["seconds"], "primal": obj["primal"],
+            row = {"epoch": epoch, "time": stats["seconds"],
+                   "cpu": enter - last["start_cpu"] - last["monitor_cpu"],
+                   "primal": obj["primal"],
                    "dual_tracked": obj["dual_tracked"],
                    "dual_exact": exact_dual(X, y, alpha, kernel),
                    "merge_fraction": (merges - last["merges"]) / n,
@@ -364,6 +370,7 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
                 ft = store_decision_rows(store, Xt, row_sqnorms(Xt))
                 row["test_accuracy"] = float(np.mean(np.where(ft > 0, 1, -1) == yt))
             monitor(row)
+            last["monitor_cpu"] += time.thread_time() - enter
     res = bsca_solve(store, X.data, indices, indptr, xsq, y, upper, alpha,
                      epochs=int(params.epochs), seed=int(params.seed if seed is None else seed),
                      callback=report, epoch_callback=epoch_cb, trace=trace)

@@ -20,9 +20,8 @@ epochs (oscillation), the final primal objective and the merge fraction; then is
 as met / missed, computed from these numbers. Table 2 sets the measured merge fractions against
 seed 000's Lemma 2 rates computed from LIBSVM's α* (free SVs / n for BSCA, Σα/(nC) for BSGD);
 the primal figure draws LIBSVM's optimal objective (printed by LIBSVM, with bias) as a lower
-bound. The training CPU time per epoch is measured in the child by wrapping the solver cores
-(budgetsvm._bsgd.bsgd_solve; budgetsvm._bsca.bsca_solve minus its epoch callbacks), which
-kernel_solvers imports at call time; should that change, the monitor's wall time is used.
+bound. The training CPU time per epoch is the solvers' own figure: the "cpu" of their monitor
+rows (CPU seconds of the training thread inside the core, monitoring excluded).
 
 Writes build/bench/bench_bsca.md (printed too), the monitor CSV of every BSCA / BSGD run in
 build/bench/bsca-monitor/<data>-<solver>-seed<k>.csv and the figures
@@ -89,51 +88,6 @@ def _emit(kind, payload):
     print(f"{kind} {json.dumps(payload)}", flush=True)
 
 
-def _cpu_clock_for(method):
-    """Install a CPU-time meter around the solver core (in this child process only) and
-    return a function giving the training CPU seconds so far, monitoring excluded.
-
-    BSGD: fit_bsgd calls budgetsvm._bsgd.bsgd_solve once per epoch and monitors between the
-    calls, so the training CPU time is the time spent inside those calls. BSCA: bsca_solve runs
-    all epochs and calls epoch_callback (the monitoring) after each, so the training CPU time is
-    the time inside bsca_solve minus the time inside the callbacks. Both modules are imported by
-    kernel_solvers at call time, so replacing the module attribute is enough."""
-    state = {"train": 0.0, "inside": None, "monitor": 0.0, "at_callback": None}
-    if method == "bsgd":
-        import budgetsvm._bsgd as core
-        inner = core.bsgd_solve
-
-        def metered(*args, **kw):
-            start = time.process_time()
-            try:
-                return inner(*args, **kw)
-            finally:
-                state["train"] += time.process_time() - start
-
-        core.bsgd_solve = metered
-        return lambda: state["train"]
-    import budgetsvm._bsca as core
-    inner = core.bsca_solve
-
-    def metered(*args, epoch_callback=None, **kw):
-        start = time.process_time()
-        state["monitor"] = 0.0
-        def callback(epoch, stats):
-            enter = time.process_time()
-            state["at_callback"] = enter - start - state["monitor"]
-            try:
-                epoch_callback(epoch, stats)
-            finally:
-                state["monitor"] += time.process_time() - enter
-        try:
-            return inner(*args, epoch_callback=callback if epoch_callback else None, **kw)
-        finally:
-            state["train"] += time.process_time() - start - state["monitor"]
-
-    core.bsca_solve = metered
-    return lambda: state["at_callback"]
-
-
 def run_one(job):
     name, method, seed = job["dataset"], job["method"], job.get("seed", 1)
     spec = DATASETS[name]
@@ -147,16 +101,15 @@ def run_one(job):
         labels, y_index = group_classes(y)
         position = {float(v): i for i, v in enumerate(labels)}
         yt_index = np.array([position.get(float(v), -1) for v in yt], dtype=np.int32)
+        # the papers' algorithms (no refit, no coalescing); the monitor rows carry the training
+        # CPU time of the solver thread, monitoring excluded (kernel_solvers' "cpu")
         p = TrainParams(solver=method, C=C, gamma=gamma, budget=BUDGET, epochs=job["epochs"],
-                        maintenance="merge", merge_search=job["merge_search"], seed=seed)
-        cpu_clock = _cpu_clock_for(method)
+                        maintenance="merge", merge_search=job["merge_search"], seed=seed,
+                        polish="none")
         wall0, cpu0 = time.perf_counter(), time.process_time()
 
         def monitor(row):
             row = dict(row)
-            row["cpu"] = cpu_clock()
-            if not row["cpu"] and row["time"] > 0:       # meter not reached: solver changed
-                row["cpu"], row["cpu_is_wall"] = row["time"], True
             row["process_cpu"] = time.process_time() - cpu0
             row["process_wall"] = time.perf_counter() - wall0
             _emit("ROW", row)

@@ -4,6 +4,8 @@ The reference is plain numpy stochastic coordinate ascent on a full kernel matri
 solver's order through budgetsvm._rng.Random: epoch e visits the e-th permutation(n) drawn from
 Random(seed).
 """
+import time
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -345,3 +347,25 @@ def test_comparison_mode_counters():
     precise = train_bsgd(X, y_index, labels, p, compare_merges=True).train_info
     assert precise["same_as_precise"] == 1.0 and precise["wd_ratio_max"] == 1.0
     assert precise["optimal_fraction"] == 1.0 and precise["wd_excess_total"] == 1.0
+
+
+@pytest.mark.parametrize("solver", ["bsgd", "bsca"])
+def test_monitor_cpu_excludes_the_monitoring(solver):
+    # the rows' cpu is the training thread's CPU time in the core: it leaves out what the
+    # monitor itself spends (here a busy loop of at least 0.1 CPU seconds per epoch)
+    X, y_index, labels = problem(2)
+    rows = []
+
+    def monitor(row):
+        rows.append(row)
+        start = time.thread_time()
+        while time.thread_time() - start < 0.1:
+            pass
+
+    p = TrainParams(solver=solver, C=1.0, gamma=0.5, budget=20, epochs=3, seed=2)
+    start = time.thread_time()
+    (train_bsca if solver == "bsca" else train_bsgd)(X, y_index, labels, p, monitor=monitor)
+    total = time.thread_time() - start
+    cpu = [r["cpu"] for r in rows]
+    assert cpu[0] > 0 and np.all(np.diff(cpu) >= 0)
+    assert cpu[-1] <= total - 0.3
