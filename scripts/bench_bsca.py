@@ -818,7 +818,8 @@ def main(argv=None):
         datasets=[f[:-len(".xz")] for f in files],
         peers=("libsvm-official", "scikit-learn", "numpy"),
         extra=["Mode: " + ("quick" if args.quick else "full")
-               + f"; cap {cap} s per run; solver seeds {', '.join(map(str, seeds))}",
+               + f"; cap {cap} s per run; solver seeds {', '.join(map(str, seeds))}; both "
+               "solvers in the papers' mode (--polish none: no refit, no coalescing)",
                "Hyper-parameters (RBF kernel, same C and γ for every method): "
                + "; ".join(f"{n} C = {DATASETS[n]['C']:g}, γ = {DATASETS[n]['gamma']:g}, "
                            f"{epochs_for(n)} epochs" for n in names),

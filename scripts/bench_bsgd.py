@@ -110,7 +110,8 @@ def run_one(job):
         labels, y_index = group_classes(y)
         p = TrainParams(solver="bsgd", C=C, gamma=gamma, budget=B, epochs=job.get("epochs", 5),
                         maintenance=job["maintenance"], seed=job.get("seed", 1),
-                        merge_search=job.get("merge_search", "gss"))
+                        merge_search=job.get("merge_search", "gss"),
+                        polish="none")       # the paper's algorithm: no refit, no coalescing
         start, cpu = time.perf_counter(), time.process_time()
         model = train_bsgd(X, y_index, labels, p)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -438,7 +439,8 @@ def main(argv=None):
                            for n in plan)
                + "; budgets " + "; ".join(f"{n}: {', '.join(map(str, b))}"
                                            for n, b in plan.items()),
-               f"BSGD: Pegasos variant, {args.epochs} epochs, merging with --merge-search "
+               f"BSGD: the paper's algorithm (--polish none: no refit, no coalescing), Pegasos "
+               f"variant, {args.epochs} epochs, merging with --merge-search "
                f"{args.merge_search}" + (" (golden section search, ε = 0.01, as seed 001)"
                                          if args.merge_search == "gss" else "")
                + f", seed {args.seed}; Nystroem: sklearn Nystroem(n_components = B, random_state = "
