@@ -42,6 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from budgetsvm import probability as _probability
+from budgetsvm import solvers as _solvers
 from budgetsvm import threads as _threads
 from budgetsvm.errors import BsvmError
 from budgetsvm.params import TrainParams
@@ -135,9 +136,14 @@ def _available_if_probability(method):
 
 
 class _BudgetSVMBase(_Mixin, _Base):
-    """Shared fit/predict machinery; subclasses define _train_params() and _SOLVERS."""
+    """Shared fit/predict machinery; subclasses define _train_params() and _ESTIMATOR, the name
+    under which the solver registry (budgetsvm/solvers.py) lists the solvers they run."""
 
-    _SOLVERS = ()
+    _ESTIMATOR = None
+
+    @property
+    def _SOLVERS(self):
+        return _solvers.names(estimator=self._ESTIMATOR)
 
     # -- scikit-learn tags ---------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -384,7 +390,7 @@ class BudgetSVC(_BudgetSVMBase):
     random_state (--seed; None → 1), probability (-b 1), n_jobs (-n; None → the cores).
     """
 
-    _SOLVERS = ("bsgd", "bsca")
+    _ESTIMATOR = "BudgetSVC"
 
     def __init__(self, solver="bsgd", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
                  budget=500, epochs=5, maintenance="merge", merge_search="lookup-wd",
@@ -431,7 +437,7 @@ class LinearSVC(_BudgetSVMBase):
     default here (scikit-learn's), while bsvm-train's default is -B -1.
     """
 
-    _SOLVERS = ("dcd", "acf")
+    _ESTIMATOR = "LinearSVC"
 
     def __init__(self, solver="dcd", C=1.0, loss="l1", tol=None, max_iter=1000,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None,
@@ -488,7 +494,7 @@ class WWLinearSVC(_BudgetSVMBase):
     'iterative'), class_weight, random_state (--seed), probability (-b 1), n_jobs (-n).
     """
 
-    _SOLVERS = ("ww",)
+    _ESTIMATOR = "WWLinearSVC"
 
     def __init__(self, solver="ww", C=1.0, tol=None, max_iter=1000, bias=1.0,
                  subsolver="walrus", class_weight=None, random_state=None, probability=False,

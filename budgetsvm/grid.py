@@ -34,7 +34,8 @@ import numpy as np
 
 from budgetsvm.errors import BsvmError, ParameterError, TrainingDiverged
 from budgetsvm.fileio import atomic_output
-from budgetsvm.params import KERNEL_SOLVERS, LINEAR_SOLVERS, TrainParams
+from budgetsvm import solvers
+from budgetsvm.params import TrainParams
 
 DEFAULT_LOG2C = (-5.0, 15.0, 2.0)
 DEFAULT_LOG2G = (3.0, -15.0, -2.0)
@@ -592,18 +593,19 @@ def searched_dimensions(options):
     p = options.params
     c_range, g_range, budgets = options.c_range, options.g_range, options.budgets
     notices = []
-    if p.solver in LINEAR_SOLVERS or p.kernel == "linear":
+    linear_solver = solvers.is_linear(p.solver)
+    if linear_solver or p.kernel == "linear":
         if g_range is not None and options.g_given:
-            what = f"-s {p.solver} is a linear solver" if p.solver in LINEAR_SOLVERS \
+            what = f"-s {p.solver} is a linear solver" if linear_solver \
                 else "the linear kernel has no gamma"
             notices.append(f"notice: {what}: -log2g is ignored (searching C only)")
         g_range = None
-    if budgets and p.solver not in KERNEL_SOLVERS:
+    if budgets and not solvers.is_kernel(p.solver):
         raise ParameterError(f"--budget lists apply to the budgeted solvers "
-                             f"({', '.join(KERNEL_SOLVERS)}), not to -s {p.solver}")
+                             f"({', '.join(solvers.names('kernel'))}), not to -s {p.solver}")
     if c_range is None and g_range is None and not budgets:
         raise ParameterError("-log2c and -log2g should not be null simultaneously"
-                             if p.solver not in LINEAR_SOLVERS else
+                             if not linear_solver else
                              f"-log2c null: -s {p.solver} searches C only, nothing to search")
     return c_range, g_range, budgets, notices
 

@@ -103,14 +103,14 @@ def check_format(format, solver, labels=None):
     ``labels``, if known) cannot be written in ``format``: the checks dumps_model makes, done
     before training so that a run does not end in an error after all its work."""
     from budgetsvm.errors import ParameterError
-    from budgetsvm.params import KERNEL_SOLVERS, LINEAR_SOLVERS
+    from budgetsvm import solvers
     if format not in FORMATS:
         raise ParameterError(f"--format: unknown model format {format!r}; choose one of "
                              f"{', '.join(FORMATS)}")
-    if format == "liblinear" and solver in KERNEL_SOLVERS:
+    if format == "liblinear" and solvers.is_kernel(solver):
         raise ParameterError(f"--format liblinear holds linear models; -s {solver} trains a "
                              "kernel model: use --format native (or libsvm for two classes)")
-    if format == "libsvm" and solver in LINEAR_SOLVERS:
+    if format == "libsvm" and solvers.is_linear(solver):
         raise ParameterError(f"--format libsvm holds kernel models; -s {solver} trains a linear "
                              "model: use --format native or liblinear")
     if labels is None or format == "native":

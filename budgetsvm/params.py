@@ -4,11 +4,10 @@ import dataclasses
 import math
 import numbers
 
+from budgetsvm import solvers
 from budgetsvm.errors import ParameterError
 
-SOLVERS = ("dcd", "acf", "ww", "bsgd", "bsca")
-LINEAR_SOLVERS = ("dcd", "acf", "ww")
-KERNEL_SOLVERS = ("bsgd", "bsca")
+# The solvers are listed, with what each is, in the registry (budgetsvm/solvers.py).
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
 MAINTENANCE = ("removal", "projection", "merge")
 MERGE_SEARCH = ("gss", "gss-precise", "lookup-h", "lookup-wd")
@@ -17,8 +16,6 @@ VARIANTS = ("pegasos", "norma", "mp")
 # (budgetsvm/refit.py), or keep the last iterate as the papers do.
 POLISH = ("refit", "none")
 
-# Default stopping tolerance per solver (LIBLINEAR's -e default for the dual SVM solvers is 0.1).
-DEFAULT_EPS = {"dcd": 0.1, "acf": 0.1, "ww": 0.0009}
 
 
 @dataclasses.dataclass
@@ -34,7 +31,7 @@ class TrainParams:
     class_weights: dict = dataclasses.field(default_factory=dict)   # label -> weight (-wLABEL)
     loss: str = "l1"                  # dcd/acf: hinge (l1, LIBLINEAR -s 3) or squared hinge (l2)
     # optimisation
-    eps: float | None = None          # None: per-solver default (DEFAULT_EPS)
+    eps: float | None = None          # None: per-solver default (the registry's default_eps)
     max_iter: int = 1000              # outer iterations of linear solvers; 0 = unlimited
     shrinking: bool = True
     stop: str = "strict"              # dcd stopping test: strict (LIBLINEAR >= 2.42) or classic
@@ -65,7 +62,11 @@ class TrainParams:
     ww_gap: float | None = None       # optional absolute duality-gap tolerance
 
     def effective_eps(self):
-        return DEFAULT_EPS.get(self.solver, 0.1) if self.eps is None else self.eps
+        # the registry's default (LIBLINEAR's -e default for the dual SVM solvers is 0.1)
+        if self.eps is not None:
+            return self.eps
+        default = solvers.get(self.solver).default_eps
+        return 0.1 if default is None else default
 
     def effective_coalesce(self):
         return self.polish != "none" if self.coalesce is None else bool(self.coalesce)
@@ -87,8 +88,7 @@ def _positive(name, value):
 
 def check_params(p: TrainParams):
     """Raise ParameterError naming the option for the first invalid setting."""
-    if p.solver not in SOLVERS:
-        raise ParameterError(f"unknown solver {p.solver!r}; choose one of {', '.join(SOLVERS)}")
+    solvers.get(p.solver)                 # ParameterError naming the solvers for another name
     _positive("-c", p.C)
     if p.n_threads is not None and not (isinstance(p.n_threads, numbers.Integral) and p.n_threads >= 1):
         raise ParameterError(f"-n must be a whole number of threads >= 1, got {p.n_threads}")
@@ -123,7 +123,7 @@ def check_params(p: TrainParams):
         _positive("--eta", p.eta)
     if p.radius is not None:
         _positive("--radius", p.radius)
-    if p.solver in KERNEL_SOLVERS and p.maintenance == "merge" and p.kernel != "rbf":
+    if solvers.is_kernel(p.solver) and p.maintenance == "merge" and p.kernel != "rbf":
         raise ParameterError("--maintenance merge needs the RBF kernel (-t 2); "
                              "use --maintenance removal or projection with other kernels")
     if p.loss not in ("l1", "l2"):

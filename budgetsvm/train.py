@@ -8,15 +8,13 @@ from budgetsvm._rng import Random
 from budgetsvm.errors import BsvmError, ParameterError, TrainingDiverged
 from budgetsvm.labels import group_classes
 from budgetsvm.model_io import ensure_finite
-from budgetsvm.params import LINEAR_SOLVERS, TrainParams, check_params
+from budgetsvm import solvers
+from budgetsvm.params import TrainParams, check_params
 
 # Linear solvers keep dense weight vectors: k·d doubles (one per class for one-vs-rest and WW).
 # Refuse a dimension whose weights would exceed this many values (2^28 doubles = 2 GiB), so an
 # absurd index (say 2^31 − 1) gives a clear error instead of an attempt to allocate 16 GiB.
 MAX_LINEAR_WEIGHTS = 1 << 28
-
-# Solvers that can report per-epoch progress (--monitor).
-KERNEL_MONITORED = ("bsgd", "bsca")
 
 # Feature values beyond this magnitude are "far from unit scale": the commands say so once and
 # name bsvm-scale (svm-scale's [-1, 1] and standardised data stay well below it).
@@ -27,20 +25,9 @@ DIVERGED_DECISIONS = ("training diverged: the model's decision values are not fi
 
 
 def _solver_function(name):
-    # Imported lazily so that a solver's compiled module is loaded only when it is used.
-    if name in ("dcd", "acf"):
-        from budgetsvm.linear import train_linear
-        return train_linear
-    if name == "ww":
-        from budgetsvm.ww import train_ww
-        return train_ww
-    if name == "bsca":
-        from budgetsvm.kernel_solvers import train_bsca
-        return train_bsca
-    if name == "bsgd":
-        from budgetsvm.kernel_solvers import train_bsgd
-        return train_bsgd
-    raise ParameterError(f"-s {name}: this solver is not available yet in this version")
+    # The registry imports a solver's module on first use, so that its compiled core is loaded
+    # only when it runs.
+    return solvers.get(name).fit_function()
 
 
 def check_solver(name):
@@ -64,8 +51,9 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
     if len(labels) < 2:
         raise BsvmError(f"the training data has only one class (label {labels[0]:g}); "
                         "a classifier needs at least two")
-    if params.solver in LINEAR_SOLVERS:
-        n_weights = (1 if len(labels) == 2 and params.solver != "ww" else len(labels)) * \
+    spec = solvers.get(params.solver)
+    if spec.kind == "linear":
+        n_weights = (1 if len(labels) == 2 and not spec.joint_multiclass else len(labels)) * \
             (X.shape[1] + (params.bias >= 0))
         if n_weights > MAX_LINEAR_WEIGHTS:
             raise BsvmError(
@@ -74,8 +62,10 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
                 f"{MAX_LINEAR_WEIGHTS} (2 GiB): are the feature indices right?")
     extra = {}
     if monitor is not None:
-        if params.solver not in KERNEL_MONITORED:
-            raise ParameterError("--monitor is available for -s bsgd and -s bsca only")
+        if not spec.monitorable:
+            raise ParameterError("--monitor is available for -s "
+                                 + " and -s ".join(n for n in solvers.names()
+                                                   if solvers.get(n).monitorable) + " only")
         extra["monitor"] = monitor
         if monitor_test is not None:
             X_test, y_test = monitor_test
@@ -182,9 +172,10 @@ def summary_lines(model, stats=False):
     info = getattr(model, "train_info", None)
     if not info:
         return []
-    if model.solver in ("dcd", "acf"):
-        from budgetsvm.linear import info_lines
-        return info_lines(info, stats=stats)
+    summary = solvers.get(model.solver).summary_function() if model.solver in solvers.names() \
+        else None
+    if summary is not None:
+        return summary(info, stats=stats)
     if isinstance(info, dict):
         shown = {k: v for k, v in info.items() if not isinstance(v, (list, tuple, np.ndarray))}
         lines = [", ".join(f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}"

@@ -4,14 +4,14 @@ import os
 import click
 import numpy as np
 
-from budgetsvm import io, model_io, threads
+from budgetsvm import io, model_io, solvers, threads
 from budgetsvm.fileio import atomic_output, check_output_path
 from budgetsvm.cli.common import info, run
-from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, POLISH, SOLVERS, VARIANTS,
-                              TrainParams, check_params)
+from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, POLISH, VARIANTS, TrainParams,
+                              check_params)
 from budgetsvm.progress import task_progress
-from budgetsvm.train import (KERNEL_MONITORED, cross_validation, largest_value, scale_notice,
-                             small_classes, summary_lines, train)
+from budgetsvm.train import (cross_validation, largest_value, scale_notice, small_classes,
+                             summary_lines, train)
 
 KERNEL_CODES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
 KERNEL_NAMES = {"linear": "linear", "poly": "poly", "polynomial": "poly", "rbf": "rbf",
@@ -46,7 +46,7 @@ def solver_number_hint(value):
                          f"{use or 'no counterpart (budgetsvm trains classifiers)'}")
     known = "; ".join(parts) if parts else f"-s {value} is neither LIBSVM's nor LIBLINEAR's"
     return (f"solvers are chosen by name, not number (LIBSVM's and LIBLINEAR's numbers clash): "
-            f"{known}; the names are {', '.join(SOLVERS)}")
+            f"{known}; the names are {', '.join(solvers.names())}")
 
 
 def _solver(ctx, param, value):
@@ -54,8 +54,9 @@ def _solver(ctx, param, value):
         return None
     if value.lstrip("-").isdigit():
         raise click.BadParameter(solver_number_hint(value.lstrip("+")))
-    if value not in SOLVERS:
-        raise click.BadParameter(f"unknown solver {value!r}; use one of {', '.join(SOLVERS)}")
+    if value not in solvers.names():
+        raise click.BadParameter(f"unknown solver {value!r}; use one of "
+                                 f"{', '.join(solvers.names())}")
     return value
 
 
@@ -95,7 +96,8 @@ class _ClassWeightOption(click.Option):
 
 _TRAINING_OPTIONS = [
     click.option("-s", "solver", callback=_solver, metavar="NAME",
-                  help=f"solver: {', '.join(SOLVERS)} (names only; default bsgd with the RBF kernel)"),
+                  help=f"solver: {', '.join(solvers.names())} (names only; default bsgd with "
+                       "the RBF kernel)"),
     click.option("-t", "kernel", callback=_kernel, metavar="TYPE",
                   help="kernel: 0/linear, 1/poly, 2/rbf (default), 3/sigmoid"),
     click.option("-c", "C", type=float, default=1.0, show_default=True, callback=_positive,
@@ -300,8 +302,9 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
 def _check_monitor_usage(params, monitor_file, monitor_test_file):
     if monitor_test_file and not monitor_file:
         raise click.UsageError("--monitor-test needs --monitor FILE")
-    if monitor_file and params.solver not in KERNEL_MONITORED:
-        raise click.UsageError("--monitor is available for -s bsgd and -s bsca only")
+    if monitor_file and not solvers.get(params.solver).monitorable:
+        raise click.UsageError("--monitor is available for -s " + " and -s ".join(
+            n for n in solvers.names() if solvers.get(n).monitorable) + " only")
     check_output_path(monitor_file)
 
 
@@ -323,8 +326,9 @@ def _print_summary(model, stats, model_file, quiet):
 
 def _check_stream_usage(params, training_file, folds, probability, monitor_file):
     """--stream trains BSGD from a re-readable file, without the whole-data features."""
-    if params.solver != "bsgd":
-        raise click.UsageError("--stream is available for -s bsgd only (an online method)")
+    if not solvers.get(params.solver).streamable:
+        raise click.UsageError("--stream is available for -s " + " and -s ".join(
+            n for n in solvers.names() if solvers.get(n).streamable) + " only (an online method)")
     if training_file == "-":
         raise click.UsageError("--stream reads the training file once per epoch (plus a "
                                "first pass): give a file, not -")

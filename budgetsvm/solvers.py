@@ -1,0 +1,103 @@
+"""The solver registry: one table of what each `-s NAME` is, read by train(), the parameter
+checks, the command-line help, the estimators and the grid search instead of spelling names.
+
+Adding a solver is one :func:`register` call with a :class:`SolverSpec` whose ``fit`` is a
+function ``fit(X, y_index, labels, params, callback=None, **extra) -> model`` (``extra``:
+``monitor``/``monitor_test`` for monitorable solvers); docs/DEVELOPING.md, "Adding a solver",
+lists the rest (tests, docs/ALGORITHMS.md).
+"""
+import dataclasses
+import importlib
+
+from budgetsvm.errors import ParameterError
+
+KINDS = ("kernel", "linear")
+
+
+@dataclasses.dataclass(frozen=True)
+class SolverSpec:
+    name: str
+    kind: str                     # "kernel" (a kernel model) or "linear" (dense weights)
+    fit: object                   # the fit function, or "module:attribute" imported on first use
+    description: str              # one line for the command-line help
+    estimator: str                # the scikit-learn estimator class that runs it
+    default_eps: float | None = None     # -e default (None: the solver has no tolerance)
+    monitorable: bool = False     # --monitor: per-epoch rows
+    streamable: bool = False      # --stream: trains from a file read in buffers
+    # linear solvers: weight vectors per class (True: k even for two classes, as ww)
+    joint_multiclass: bool = False
+    # the end-of-training lines: a function (info, stats=False) -> lines, or "module:attribute";
+    # None: one "key = value" line of the training statistics
+    summary: object = None
+
+    def fit_function(self):
+        return _resolve(self.fit)
+
+    def summary_function(self):
+        return _resolve(self.summary) if self.summary is not None else None
+
+
+def _resolve(target):
+    if callable(target):
+        return target
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+_REGISTRY = {}
+
+
+def register(spec):
+    """Add (or replace) a solver; it is then accepted everywhere by its name."""
+    if spec.kind not in KINDS:
+        raise ValueError(f"solver kind must be one of {KINDS}, got {spec.kind!r}")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def get(name):
+    """The spec of solver ``name``, or ParameterError naming the known ones."""
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ParameterError(f"unknown solver {name!r}; choose one of {', '.join(names())}") \
+            from None
+
+
+def names(kind=None, estimator=None):
+    """Registered solver names in registration order, optionally of one kind or estimator."""
+    return tuple(s.name for s in _REGISTRY.values()
+                 if (kind is None or s.kind == kind) and
+                 (estimator is None or s.estimator == estimator))
+
+
+def is_linear(name):
+    return name in _REGISTRY and _REGISTRY[name].kind == "linear"
+
+
+def is_kernel(name):
+    return name in _REGISTRY and _REGISTRY[name].kind == "kernel"
+
+
+# The five solvers (docs/ALGORITHMS.md §1, §3, §4, §5). Linear ones first, as LIBLINEAR lists
+# its solvers; bsgd is the command-line default.
+register(SolverSpec(
+    "dcd", "linear", "budgetsvm.linear:train_linear",
+    "linear SVM by dual coordinate descent with shrinking (LIBLINEAR -s 3 / -s 1)",
+    "LinearSVC", default_eps=0.1, summary="budgetsvm.linear:info_lines"))
+register(SolverSpec(
+    "acf", "linear", "budgetsvm.linear:train_linear",
+    "linear SVM by dual coordinate descent with adaptive coordinate frequencies",
+    "LinearSVC", default_eps=0.1, summary="budgetsvm.linear:info_lines"))
+register(SolverSpec(
+    "ww", "linear", "budgetsvm.ww:train_ww",
+    "linear Weston-Watkins multi-class SVM (block coordinate descent, Walrus)",
+    "WWLinearSVC", default_eps=0.0009, joint_multiclass=True))
+register(SolverSpec(
+    "bsgd", "kernel", "budgetsvm.kernel_solvers:train_bsgd",
+    "budgeted kernel SVM by stochastic gradient descent (the default)",
+    "BudgetSVC", monitorable=True, streamable=True))
+register(SolverSpec(
+    "bsca", "kernel", "budgetsvm.kernel_solvers:train_bsca",
+    "budgeted kernel SVM by stochastic coordinate ascent on the dual",
+    "BudgetSVC", monitorable=True))
