@@ -12,7 +12,7 @@
 #           what they mean (BSGD: true α_j = s·a_j with its global scale s; BSCA: β_j).
 #   origin  int64 (cap,)  training row an entry came from, −1 for a merged point
 #   stamp   int64 (cap,)  insertion counter. Deletion moves the last slot into the hole (O(d)),
-#           so slots are not in list order; the stamp *is* the list order of docs/ALGORITHMS.md
+#           so slots are not in list order; the stamp *is* the list order of docs/ALGORITHMS.md §1.2
 #           (appended at the end, merged z appended at the end) and breaks every tie
 #           ("lowest list position" = smallest stamp = oldest).
 #   G       float64 (cap, cap), projection only: inverse of the kernel matrix of the stored SVs

@@ -445,8 +445,9 @@ cdef double _acf_schedule(const double* pref, const Py_ssize_t* order, Py_ssize_
 
 
 def acf_schedule(preferences, uint64_t seed=1, Py_ssize_t n_draws=1, bint systematic=False):
-    """Draw n_draws schedules for the fixed preferences, one RNG stream: Algorithm 4 of seed
-    003 (the paper's ACF), or with systematic=True the systematic sampling of the shrinking ACF.
+    """Draw n_draws schedules for the fixed preferences, one RNG stream: Algorithm 4 of
+    Glasmachers & Dogan (2013) (the paper's ACF), or with systematic=True the systematic sampling
+    of the shrinking ACF.
 
     For tests. Returns int64 (n_draws, n): row r holds the indices 0..n-1 of draw r.
     """

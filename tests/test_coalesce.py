@@ -1,5 +1,5 @@
 """Coalescing of repeated insertions (--coalesce): a training row that is inserted again while
-its unmerged entry is still stored adds its coefficients to that entry (docs/ALGORITHMS.md).
+its unmerged entry is still stored adds its coefficients to that entry (docs/ALGORITHMS.md §1.3).
 
 Oracles: the decision function is unchanged by coalescing while no maintenance happens (the same
 sum of kernel terms, grouped); with B ≥ n no maintenance ever happens, so budgeted SGD and SCA
