@@ -31,14 +31,13 @@ from libc.stdint cimport int32_t, int64_t
 from budgetsvm._kernels cimport (KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, Kernel,
                                  dots_sparse_vs_columns, kernel_from_dot, kernel_row_from_dots,
                                  kernel_row_sparse, kernel_self)
-from budgetsvm._lookup cimport MergeTables, lookup_h, lookup_wd, merge_tables
+from budgetsvm._lookup cimport (MergeTables, golden_section_max, lookup_h, lookup_wd,
+                               merge_tables)
 
 cnp.import_array()
 
 cdef extern from *:
     """
-    /* (sqrt(5) - 1) / 2, the golden-section ratio */
-    #define BSVM_RHO 0.6180339887498948482
     /* GSS tolerances on the interval length (docs/ALGORITHMS.md §0.6) */
     #define BSVM_GSS_EPS 0.01
     #define BSVM_GSS_PRECISE_EPS 1e-10
@@ -57,7 +56,6 @@ cdef extern from *:
     /* search method of the final placement of a chosen merge pair (internal) */
     #define BSVM_SEARCH_FINAL (-1)
     """
-    double RHO "BSVM_RHO"
     double GSS_EPS "BSVM_GSS_EPS"
     double GSS_PRECISE_EPS "BSVM_GSS_PRECISE_EPS"
     double GSS_FINAL_EPS "BSVM_GSS_FINAL_EPS"
@@ -78,47 +76,11 @@ MERGE_SEARCH_KINDS = {"gss": SEARCH_GSS, "gss-precise": SEARCH_GSS_PRECISE,
 # Golden-section search and the per-candidate merge evaluation
 # ---------------------------------------------------------------------------------------------
 
-cdef inline double _merge_objective(double a1, double a2, double logk, double h) noexcept nogil:
-    # F(h) = a1 κ^((1−h)²) + a2 κ^(h²), κ = exp(logk)
-    return a1 * exp(logk * (1.0 - h) * (1.0 - h)) + a2 * exp(logk * h * h)
-
-
 cdef double gss_max(double a1, double a2, double logk, double lo, double hi, double eps,
                     int* iters) noexcept nogil:
-    """Golden-section search for the maximum of F(h) = a1 κ^((1−h)²) + a2 κ^(h²) on [lo, hi].
-
-    Runs while b − a ≥ eps and returns (a + b)/2 (docs/ALGORITHMS.md §1.5.3): on [0,1] that is
-    10 iterations for eps = 0.01 and 48 for eps = 1e-10. iters (may be NULL) gets the count.
-    A tie F(p) = F(q) keeps the lower part [a, q].
-    """
-    return _gss(a1, a2, logk, lo, hi, eps, False, iters)
-
-
-cdef double _gss(double a1, double a2, double logk, double lo, double hi, double eps,
-                 bint zero_ties_up, int* iters) noexcept nogil:
-    # gss_max; zero_ties_up: a tie at F(p) = F(q) = 0 (both probes underflowed) keeps the upper
-    # part [p, b]. Other ties (the flat top at a small eps) still keep the lower part.
-    cdef double a = lo, b = hi
-    cdef double p = b - RHO * (b - a), q = a + RHO * (b - a)
-    cdef double Fp = _merge_objective(a1, a2, logk, p), Fq = _merge_objective(a1, a2, logk, q)
-    cdef int it = 0
-    while b - a >= eps:
-        if Fp > Fq or (Fp == Fq and not (zero_ties_up and Fp == 0.0)):
-            b = q
-            q = p
-            Fq = Fp
-            p = b - RHO * (b - a)
-            Fp = _merge_objective(a1, a2, logk, p)
-        else:
-            a = p
-            p = q
-            Fp = Fq
-            q = a + RHO * (b - a)
-            Fq = _merge_objective(a1, a2, logk, q)
-        it += 1
-    if iters != NULL:
-        iters[0] = it
-    return 0.5 * (a + b)
+    """Golden-section search for the maximum of F(h) = a1 κ^((1−h)²) + a2 κ^(h²) on [lo, hi]
+    (the package's one search, golden_section_max in _lookup.pxd; a tie keeps the lower part)."""
+    return golden_section_max(a1, a2, logk, lo, hi, eps, False, iters)
 
 
 cdef inline double _binary_h(double m, double logk, int method) noexcept nogil:
@@ -203,7 +165,7 @@ cdef double merge_eval(Store* st, Py_ssize_t m, Py_ssize_t n, double logk, int m
             # |a1|) and F → 0 at the far end, so such a tie must move towards 0. Keeping the
             # lower part there (as on [1,6], where it is right) walked h to −5: z = −5x̃_m + 6x̃_n,
             # and repeated merges of z grew its features ×11 a time until they overflowed.
-            h = _gss(a1, a2, logk, -5.0, 0.0, eps, True, NULL)
+            h = golden_section_max(a1, a2, logk, -5.0, 0.0, eps, True, NULL)
     km = exp(logk * (1.0 - h) * (1.0 - h))
     kn = exp(logk * h * h)
     for r in range(nc):
@@ -910,5 +872,5 @@ def gss(double a1, double a2, double logk, double lo=0.0, double hi=1.0, double 
     zero_ties_up: an underflowed tie F(p) = F(q) = 0 keeps the upper part (the multi-class
     search on [−5, 0])."""
     cdef int iters = 0
-    h = _gss(a1, a2, logk, lo, hi, eps, zero_ties_up, &iters)
+    h = golden_section_max(a1, a2, logk, lo, hi, eps, zero_ties_up, &iters)
     return h, iters

@@ -23,7 +23,14 @@
 #   with nogil:
 #       wd_pair = (am + an) * (am + an) * lookup_wd(T, am / (am + an), kappa)
 #       h = lookup_h(T, am / (am + an), kappa)
-from libc.math cimport pow
+from libc.math cimport exp, pow
+
+cdef extern from *:
+    """
+    /* (sqrt(5) - 1) / 2, the golden-section ratio */
+    #define BSVM_GSS_RHO 0.6180339887498948482
+    """
+    double GSS_RHO "BSVM_GSS_RHO"
 
 cdef enum:
     LOOKUP_INTERVALS = 400        # grid step δ = 1/400 on both axes
@@ -49,6 +56,42 @@ cdef const MergeTables* merge_tables() except NULL
 
 
 # ---- golden-section searches (§1.5.3), canonical for every solver ---------------------------
+
+cdef inline double merge_objective(double a1, double a2, double logk, double h) noexcept nogil:
+    # F(h) = a1 κ^((1−h)²) + a2 κ^(h²), κ = exp(logk); binary merging has a1 = m, a2 = 1 − m
+    return a1 * exp(logk * (1.0 - h) * (1.0 - h)) + a2 * exp(logk * h * h)
+
+
+cdef inline double golden_section_max(double a1, double a2, double logk, double lo, double hi,
+                                      double eps, bint zero_ties_up, int* iters) noexcept nogil:
+    """The one golden-section search of the package (merging in _budget.pyx, the lookup tables
+    and the runtime scans here): maximum of F on [lo, hi], looping while b − a ≥ eps and
+    returning (a + b)/2; on [0,1] that is 10 iterations for eps = 0.01 and 48 for eps = 1e-10.
+    iters (may be NULL) gets the count. A tie F(p) = F(q) keeps the lower part [a, q], except
+    with zero_ties_up a tie at F(p) = F(q) = 0 (both probes underflowed), which keeps the upper
+    part [p, b] (the multi-class search on [−5, 0], docs/ALGORITHMS.md §1.5.3)."""
+    cdef double a = lo, b = hi
+    cdef double p = b - GSS_RHO * (b - a), q = a + GSS_RHO * (b - a)
+    cdef double Fp = merge_objective(a1, a2, logk, p), Fq = merge_objective(a1, a2, logk, q)
+    cdef int it = 0
+    while b - a >= eps:
+        if Fp > Fq or (Fp == Fq and not (zero_ties_up and Fp == 0.0)):
+            b = q
+            q = p
+            Fq = Fp
+            p = b - GSS_RHO * (b - a)
+            Fp = merge_objective(a1, a2, logk, p)
+        else:
+            a = p
+            p = q
+            Fp = Fq
+            q = a + GSS_RHO * (b - a)
+            Fq = merge_objective(a1, a2, logk, q)
+        it += 1
+    if iters != NULL:
+        iters[0] = it
+    return 0.5 * (a + b)
+
 
 # GSS maximising s_{m,κ} on [lo, hi] with log κ given (κ ∈ (0,1)), loop while (b − a) ≥ eps,
 # returns (a+b)/2. iters (may be NULL) receives the iteration count (10 for eps = 0.01 and 48 for

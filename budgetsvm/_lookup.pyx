@@ -19,12 +19,9 @@ cnp.import_array()
 
 cdef extern from *:
     """
-    /* (sqrt(5) - 1) / 2, the golden-section ratio */
-    #define BSVM_LOOKUP_RHO 0.6180339887498948482
     /* tolerance of the table precomputation (docs/ALGORITHMS.md §0.6) */
     #define BSVM_LOOKUP_TABLE_EPS 1e-10
     """
-    double RHO "BSVM_LOOKUP_RHO"
     double TABLE_EPS "BSVM_LOOKUP_TABLE_EPS"
 
 GRID_INTERVALS = LOOKUP_INTERVALS
@@ -35,34 +32,10 @@ TABLE_EPS_VALUE = TABLE_EPS
 # Golden-section search
 # ---------------------------------------------------------------------------------------------
 
-cdef inline double _s_log(double m, double logk, double h) noexcept nogil:
-    # s_{m,κ}(h) with κ = exp(logk)
-    return m * exp(logk * (1.0 - h) * (1.0 - h)) + (1.0 - m) * exp(logk * h * h)
-
-
 cdef double merge_gss(double m, double logk, double lo, double hi, double eps,
                       int* iters) noexcept nogil:
-    cdef double a = lo, b = hi
-    cdef double p = b - RHO * (b - a), q = a + RHO * (b - a)
-    cdef double Fp = _s_log(m, logk, p), Fq = _s_log(m, logk, q)
-    cdef int it = 0
-    while b - a >= eps:
-        if Fp >= Fq:
-            b = q
-            q = p
-            Fq = Fp
-            p = b - RHO * (b - a)
-            Fp = _s_log(m, logk, p)
-        else:
-            a = p
-            p = q
-            Fp = Fq
-            q = a + RHO * (b - a)
-            Fq = _s_log(m, logk, q)
-        it += 1
-    if iters != NULL:
-        iters[0] = it
-    return 0.5 * (a + b)
+    # binary merging: F = s_{m,κ}, i.e. a1 = m, a2 = 1 − m (the search itself: _lookup.pxd)
+    return golden_section_max(m, 1.0 - m, logk, lo, hi, eps, False, iters)
 
 
 cdef inline double _clamp01(double m) noexcept nogil:

@@ -27,6 +27,10 @@ cdef class Random:
     def __init__(self, uint64_t seed):
         rng_seed(&self.state, seed)
 
+    def set_state(self, uint64_t s0, uint64_t s1, uint64_t s2, uint64_t s3):
+        """Set the raw xoshiro256** state (for checking the published test vectors)."""
+        self.state.s0, self.state.s1, self.state.s2, self.state.s3 = s0, s1, s2, s3
+
     def next_uint64(self):
         return rng_next(&self.state)
 

@@ -45,6 +45,7 @@ from budgetsvm import probability as _probability
 from budgetsvm import threads as _threads
 from budgetsvm.errors import BsvmError
 from budgetsvm.params import TrainParams
+from budgetsvm.problem import canonical_csr
 
 try:  # scikit-learn is optional
     from sklearn.base import BaseEstimator as _Base
@@ -353,10 +354,7 @@ def _n_iter(info):
 
 
 def _as_csr(X):
-    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else \
-        sp.csr_matrix(np.asarray(X, dtype=np.float64))
-    X.sum_duplicates()
-    X.sort_indices()
+    X = canonical_csr(X)          # never sums the caller's duplicates in place
     if X.indices.dtype != np.int32 and X.shape[1] < 2**31 and X.nnz < 2**31:
         X.indices = X.indices.astype(np.int32)
         X.indptr = X.indptr.astype(np.int32)

@@ -18,7 +18,9 @@ The pieces, usable on their own:
 * runners: in this process (``-j 1``), a pool of local worker processes that each read the data
   file once (``-j N``), or a Dask distributed cluster (``scheduler=tcp://HOST:PORT``) that gets the
   data by scatter or reads a shared path, with retries;
-* :func:`run_grid` ties them together and :func:`find_parameters` is grid.py's module API.
+* :func:`run_grid` ties them together (the library API); grid.py's ``find_parameters``, which
+  takes bsvm-grid's arguments, is in :mod:`budgetsvm.cli.grid` (the library never imports the
+  command line).
 """
 import collections
 import dataclasses
@@ -880,18 +882,3 @@ def plot_contour(path, results, best_point, best_rate, title="", warn=None):
     finally:
         plt.close(fig)
     return True
-
-
-# ---------------------------------------------------------------------------------------------
-# grid.py's module API
-
-def find_parameters(dataset_pathname, options="", quiet=True, emit=None):
-    """grid.py's ``find_parameters``: options as a string or list of bsvm-grid arguments;
-    returns (best_rate, {'c': C, 'g': gamma[, 'budget': B]})."""
-    from budgetsvm.cli.grid import parse_arguments
-    argv = options.split() if isinstance(options, str) else list(options)
-    grid_options = parse_arguments(argv + [str(dataset_pathname)])
-    if quiet:
-        grid_options.quiet = True
-    result = run_grid(grid_options, emit=emit or (lambda line: None))
-    return result.best_rate, result.best

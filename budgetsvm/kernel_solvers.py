@@ -10,12 +10,12 @@ one binary model; k > 2 classes give k one-vs-rest binary models, each with its 
 stacked into one 'argmax' model: coef (Σ n_sv, k), an SV of model c is nonzero only in column c.
 """
 import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from budgetsvm.errors import BsvmError, ParameterError
+from budgetsvm.problem import canonical_csr, class_costs, class_weights, csr_arrays, row_sqnorms
 from budgetsvm.refit import polish_model
 from budgetsvm.threads import SummedProgress, current_threads, parallel_map
 
@@ -27,27 +27,6 @@ AVAILABLE_MERGE_SEARCH = ("gss", "gss-precise", "lookup-h", "lookup-wd")
 
 # Rows per block of the monitoring's budgeted decision values (store_decision_rows).
 STORE_DECISION_ROWS = 2048
-
-
-def _canonical_csr(X):
-    X = sp.csr_matrix(X, dtype=np.float64)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
-
-
-def class_weight_vector(labels, params):
-    """The -wi weight of every class in label order (1 where none is given)."""
-    labels = np.asarray(labels, dtype=np.float64)
-    w = np.ones(len(labels))
-    for label, weight in params.class_weights.items():
-        hit = np.flatnonzero(labels == float(label))
-        if hit.size == 0:
-            warnings.warn(f"class label {float(label):g} specified in weight is not found",
-                          stacklevel=3)
-        w[hit] *= weight
-    return w
 
 
 def _model_params(params, n, d, gamma, extra):
@@ -113,12 +92,6 @@ def bsgd_info(store, res, seconds, maintenance_seconds, gamma):
     return info
 
 
-def csr_arrays(X):
-    """(data, int32 indices, int64 indptr, row squared norms) of a canonical CSR matrix."""
-    return (X.data, X.indices.astype(np.int32, copy=False),
-            X.indptr.astype(np.int64, copy=False), _row_sqnorms(X))
-
-
 def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_merges=False,
              monitor=None, monitor_test=None, **solver_options):
     """Run BSGD; returns (sv dense (n_sv, d), coef (n_sv, nr_coef) true coefficients,
@@ -132,7 +105,7 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_m
     same with or without monitoring."""
     from budgetsvm._bsgd import bsgd_solve
     from budgetsvm._rng import Random
-    X = _canonical_csr(X)
+    X = canonical_csr(X)
     n, d = X.shape
     store, options, gamma = bsgd_setup(params, d, n_classes, compare_merges)
     class_weight = solver_options.pop("class_weight")
@@ -257,10 +230,10 @@ def train_bsgd(X, y_index, labels, params, callback=None, compare_merges=False, 
     labels = np.asarray(labels, dtype=np.float64)
     if len(labels) < 2:
         raise ParameterError("BSGD needs at least two classes")
-    X = _canonical_csr(X)
+    X = canonical_csr(X)
     if monitor_test is not None:
-        monitor_test = (_canonical_csr(monitor_test[0]), np.asarray(monitor_test[1]))
-    class_weight = class_weight_vector(labels, params)
+        monitor_test = (canonical_csr(monitor_test[0]), np.asarray(monitor_test[1]))
+    class_weight = class_weights(labels, params)
     sv, coef, origin, info = fit_bsgd(X, y_index, len(labels), params, callback,
                                       compare_merges=compare_merges, monitor=monitor,
                                       monitor_test=monitor_test, class_weight=class_weight)
@@ -305,12 +278,6 @@ def _check_budgeted(params, d):
                         "use a smaller --budget")
 
 
-def _row_sqnorms(X):
-    n = X.shape[0]
-    return np.bincount(np.repeat(np.arange(n), np.diff(X.indptr)), weights=X.data * X.data,
-                       minlength=n).astype(np.float64)
-
-
 # The exact dual needs the kernel matrix of the points with α_i > 0: computed while there are
 # at most this many (a 4000 × 4000 block is 128 MB), left blank beyond.
 EXACT_DUAL_MAX_POINTS = 4000
@@ -336,9 +303,9 @@ def bsca_objectives(store, X, y, upper, alpha, xsq=None):
     decision values on X).
     """
     from budgetsvm._bsca import store_decision
-    X = _canonical_csr(X)
+    X = canonical_csr(X)
     if xsq is None:
-        xsq = _row_sqnorms(X)
+        xsq = row_sqnorms(X)
     f = store_decision_rows(store, X, xsq)
     sv, A, _, _ = store.export()
     S = sp.csr_matrix(sv)
@@ -367,7 +334,7 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
                     int(params.degree), params.maintenance,
                     params.merge_search if params.maintenance == "merge" else "gss",
                     compare=compare_merges, coalesce=params.effective_coalesce())
-    xsq = _row_sqnorms(X)
+    xsq = row_sqnorms(X)
     alpha = np.zeros(n)
     y = np.asarray(y, dtype=np.int8)
     upper = np.ascontiguousarray(upper, dtype=np.float64)
@@ -394,7 +361,7 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
             last["merges"] = merges
             if monitor_test is not None:
                 Xt, yt = monitor_test
-                ft = store_decision_rows(store, Xt, _row_sqnorms(Xt))
+                ft = store_decision_rows(store, Xt, row_sqnorms(Xt))
                 row["test_accuracy"] = float(np.mean(np.where(ft > 0, 1, -1) == yt))
             monitor(row)
     res = bsca_solve(store, X.data, indices, indptr, xsq, y, upper, alpha,
@@ -439,16 +406,16 @@ def train_bsca(X, y_index, labels, params, callback=None, monitor=None, monitor_
     k = len(labels)
     if k < 2:
         raise ParameterError("BSCA needs at least two classes")
-    X = _canonical_csr(X)
+    X = canonical_csr(X)
     n, d = X.shape
     _check_budgeted(params, d)
     gamma = params.effective_gamma(d)
     y_index = np.asarray(y_index, dtype=np.int32)
-    class_cost = float(params.C) * class_weight_vector(labels, params)
+    class_cost = class_costs(labels, params)
     upper = class_cost[y_index]
     test = None
     if monitor_test is not None:
-        test = (_canonical_csr(monitor_test[0]), np.asarray(monitor_test[1], dtype=np.int32))
+        test = (canonical_csr(monitor_test[0]), np.asarray(monitor_test[1], dtype=np.int32))
     models = [0] if k == 2 else list(range(k))
     progress = SummedProgress(callback)
     # In threads, the monitor's rows are kept and handed over in model order at the end, as

@@ -8,13 +8,12 @@ weight_label0·C versus weight_label1·C, and k > 2 classes give k one-vs-rest m
 class r uses weight_r·C for its own rows and plain C for the rest.
 """
 import time
-import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 from budgetsvm._rng import MASK64 as _MASK64, SEED_STRIDE as _SEED_STRIDE, sub_seed  # noqa: F401
 from budgetsvm.errors import ParameterError
+from budgetsvm.problem import append_bias_column, canonical_csr, class_costs
 from budgetsvm.threads import SummedProgress, parallel_map
 
 
@@ -40,43 +39,9 @@ CORES = {"dcd": _dcd_core, "acf": _acf_core}
 VIOLATION = {"dcd": "M-m", "acf": "max|PG|"}
 
 
-def append_bias_column(X, bias):
-    """CSR X with one more column, of constant value ``bias``, at index X.shape[1]."""
-    n, d = X.shape
-    indptr = X.indptr.astype(np.int64)
-    nnz = int(indptr[-1])
-    new_indptr = indptr + np.arange(n + 1, dtype=np.int64)
-    is_bias = np.zeros(nnz + n, dtype=bool)
-    is_bias[new_indptr[1:] - 1] = True           # the last entry of every new row
-    indices = np.empty(nnz + n, dtype=np.int32)
-    data = np.empty(nnz + n, dtype=np.float64)
-    indices[~is_bias] = X.indices[:nnz]
-    data[~is_bias] = X.data[:nnz]
-    indices[is_bias] = d
-    data[is_bias] = bias
-    return sp.csr_matrix((data, indices, new_indptr), shape=(n, d + 1))
-
-
-def weighted_costs(labels, params):
-    """C times the -wi weight of every class, in label order (LIBLINEAR's weighted_C).
-
-    Weights given for labels absent from the training data are ignored with a warning, as
-    LIBLINEAR does.
-    """
-    labels = np.asarray(labels, dtype=np.float64)
-    costs = np.full(len(labels), float(params.C))
-    for label, weight in params.class_weights.items():
-        hit = np.flatnonzero(labels == float(label))
-        if hit.size == 0:
-            warnings.warn(f"class label {float(label):g} specified in weight is not found",
-                          stacklevel=3)
-        costs[hit] *= weight
-    return costs
-
-
 def subproblems(y_index, labels, params):
     """Yield (positive label, y as ±1 int8, per-row cost C_i) for every binary sub-problem."""
-    costs = weighted_costs(labels, params)
+    costs = class_costs(labels, params)
     y_index = np.asarray(y_index)
     for r in range(1 if len(labels) == 2 else len(labels)):
         yield subproblem(y_index, labels, costs, params, r)
@@ -84,7 +49,7 @@ def subproblems(y_index, labels, params):
 
 def subproblem(y_index, labels, costs, params, r):
     """(positive label, y as ±1 int8, per-row cost C_i) of binary sub-problem r; costs from
-    weighted_costs. Two classes: one problem, label[0] against label[1]; more: class r
+    class_costs. Two classes: one problem, label[0] against label[1]; more: class r
     against the rest."""
     positive = y_index == r
     if len(labels) == 2:
@@ -92,14 +57,6 @@ def subproblem(y_index, labels, costs, params, r):
             np.where(positive, costs[0], costs[1])
     return labels[r], np.where(positive, 1, -1).astype(np.int8), \
         np.where(positive, costs[r], float(params.C))
-
-
-def _canonical_csr(X):
-    X = sp.csr_matrix(X, dtype=np.float64)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()        # a duplicate index would break ‖x_i‖² in the solver
-    return X
 
 
 def fit_linear(X, y_index, labels, params, callback=None):
@@ -112,7 +69,7 @@ def fit_linear(X, y_index, labels, params, callback=None):
     if params.solver not in CORES:
         raise ParameterError(f"-s {params.solver}: not a linear dual solver available here")
     core, specific = CORES[params.solver](params)
-    X = _canonical_csr(X)
+    X = canonical_csr(X)
     n_features = X.shape[1]
     if params.bias >= 0:
         X = append_bias_column(X, float(params.bias))
@@ -126,7 +83,7 @@ def fit_linear(X, y_index, labels, params, callback=None):
     row_norms = _dcd._row_norms(data, indptr)      # once for all one-vs-rest problems
     coef = np.zeros((1 if k == 2 else k, n_features))
     bias_coef = np.zeros(coef.shape[0])
-    costs = weighted_costs(labels, params)
+    costs = class_costs(labels, params)
     y_index = np.asarray(y_index)
     violation = VIOLATION.get(params.solver, "violation")
     progress = SummedProgress(callback)

@@ -18,6 +18,8 @@ Prediction works on bounded blocks of test rows, so memory does not grow with th
 import numpy as np
 import scipy.sparse as sp
 
+from budgetsvm.problem import row_sqnorms
+
 LINEAR_MULTICLASS = ("binary", "ovr", "ww")
 KERNEL_MULTICLASS = ("binary", "argmax", "ovo")
 KERNEL_KINDS = ("linear", "poly", "rbf", "sigmoid")
@@ -58,13 +60,6 @@ def with_width(X, width):
     if X.shape[1] < width:
         return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width), copy=False)
     return X[:, :width]
-
-
-def row_sqnorms(X):
-    """Squared Euclidean norm of every row of CSR ``X`` (all of its columns)."""
-    n = X.shape[0]
-    rows = np.repeat(np.arange(n), np.diff(X.indptr))
-    return np.bincount(rows, weights=X.data * X.data, minlength=n).astype(np.float64)
 
 
 def _chunks(n_rows, n_cols):

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from budgetsvm import _parse
-from budgetsvm.errors import BsvmError, ModelFormatError
+from budgetsvm.errors import BsvmError, ModelFormatError, TrainingDiverged
 from budgetsvm.fileio import DECOMPRESSION_ERRORS, atomic_output, open_input
 from budgetsvm.labels import check_integer_labels, format_label
 from budgetsvm.model import KernelModel, KernelSpec, LinearModel
@@ -135,6 +135,18 @@ def is_finite(model):
         arrays += [model.rho, model.sv.data, np.asarray([model.kernel.gamma, model.kernel.coef0])]
     arrays += [a for a in (model.prob_a, model.prob_b) if a is not None]
     return all(np.isfinite(a).all() for a in arrays)
+
+
+DIVERGED = ("training diverged: the model contains non-finite values (NaN or infinity); "
+            "scaled features (bsvm-scale), a smaller -c or a smaller learning rate may help")
+
+
+def ensure_finite(model):
+    """The model itself, or TrainingDiverged when a value is NaN or infinite: such a model is
+    never written, used for prediction or scored in cross-validation."""
+    if not is_finite(model):
+        raise TrainingDiverged(DIVERGED)
+    return model
 
 
 def _check_finite(model):

@@ -355,7 +355,7 @@ def polish_model(model, X, y_index, class_cost, params, groups=None):
     'none' leaves the model exactly as the solver made it."""
     if params.polish == "none":
         return model
-    from budgetsvm.train import ensure_finite
+    from budgetsvm.model_io import ensure_finite
     ensure_finite(model)                   # a diverged iterate has nothing to refit
     info = refit_model(model, X, y_index, class_cost, int(params.seed), groups=groups)
     model.params["polish"] = params.polish

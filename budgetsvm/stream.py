@@ -77,10 +77,10 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     a sign that the file is sorted by label; a warning is issued)."""
     from budgetsvm._bsgd import bsgd_solve
     from budgetsvm._rng import Random
-    from budgetsvm.kernel_solvers import (bsgd_info, bsgd_model, bsgd_setup, class_weight_vector,
-                                          csr_arrays)
+    from budgetsvm.kernel_solvers import bsgd_info, bsgd_model, bsgd_setup
+    from budgetsvm.problem import canonical_csr, class_weights, csr_arrays
     from budgetsvm.params import check_params
-    from budgetsvm.train import ensure_finite
+    from budgetsvm.model_io import ensure_finite
     check_params(params)
     if params.solver != "bsgd":
         raise BsvmError("--stream is available for -s bsgd only (an online method)")
@@ -93,7 +93,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     if after_scan is not None:
         after_scan(n, d, labels, stats["largest"])
     store, options, gamma = bsgd_setup(params, d, len(labels))
-    class_weight = class_weight_vector(labels, params)
+    class_weight = class_weights(labels, params)
     # label → class index by binary search in the sorted labels
     sorted_labels = np.sort(labels)
     rank_of_sorted = np.argsort(labels)
@@ -158,7 +158,6 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     model = ensure_finite(bsgd_model(labels, params, n, d, sv, A * res["s"], info))
     if keep is None:
         return model
-    from budgetsvm.kernel_solvers import _canonical_csr
-    X_kept = _canonical_csr(sp.vstack(kept_X, format="csr"))
+    X_kept = canonical_csr(sp.vstack(kept_X, format="csr"))
     return ensure_finite(polish_model(model, X_kept, np.concatenate(kept_y),
                                       float(params.C) * class_weight, params))

@@ -7,6 +7,7 @@ from budgetsvm import threads
 from budgetsvm._rng import Random
 from budgetsvm.errors import BsvmError, ParameterError, TrainingDiverged
 from budgetsvm.labels import group_classes
+from budgetsvm.model_io import ensure_finite
 from budgetsvm.params import LINEAR_SOLVERS, TrainParams, check_params
 
 # Linear solvers keep dense weight vectors: k·d doubles (one per class for one-vs-rest and WW).
@@ -21,8 +22,6 @@ KERNEL_MONITORED = ("bsgd", "bsca")
 # name bsvm-scale (svm-scale's [-1, 1] and standardised data stay well below it).
 FAR_FROM_UNIT_SCALE = 100.0
 
-DIVERGED = ("training diverged: the model contains non-finite values (NaN or infinity); "
-            "scaled features (bsvm-scale), a smaller -c or a smaller learning rate may help")
 DIVERGED_DECISIONS = ("training diverged: the model's decision values are not finite (NaN or "
                       "infinity); scaled features (bsvm-scale) or a smaller -c may help")
 
@@ -90,15 +89,6 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
     with threads.pool(params.n_threads):
         return ensure_finite(_solver_function(params.solver)(X, y_index, labels, params,
                                                              callback=callback, **extra))
-
-
-def ensure_finite(model):
-    """The model itself, or TrainingDiverged when a value is NaN or infinite: such a model is
-    never written, used for prediction or scored in cross-validation."""
-    from budgetsvm.model_io import is_finite
-    if not is_finite(model):
-        raise TrainingDiverged(DIVERGED)
-    return model
 
 
 def predict_scored(model, X):

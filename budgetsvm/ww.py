@@ -17,10 +17,9 @@ wall time), eval_cpu_seconds, train_cpu_seconds (the same in CPU time), subsolve
 max_iter_reached (stopped by --max-iter before the gap test passed), shrink, n_unshrink.
 """
 import numpy as np
-import scipy.sparse as sp
 
-from budgetsvm.linear import append_bias_column, weighted_costs
 from budgetsvm.model import LinearModel
+from budgetsvm.problem import append_bias_column, canonical_csr, class_costs
 
 
 def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
@@ -31,7 +30,7 @@ def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
     plots).
     """
     from budgetsvm import _ww
-    X = sp.csr_matrix(X, dtype=np.float64)
+    X = canonical_csr(X)
     labels = np.asarray(labels, dtype=np.float64)
     y_index = np.asarray(y_index, dtype=np.int32)
     k = len(labels)
@@ -39,7 +38,7 @@ def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
     bias = float(params.bias)
     if bias >= 0:
         X = append_bias_column(X, bias)
-    costs = weighted_costs(labels, params)
+    costs = class_costs(labels, params)
     C_i = costs[y_index] if n else np.zeros(0)
     result = _ww.ww_solve(
         X.data, X.indices, X.indptr.astype(np.int64), y_index, C_i, X.shape[1], k,

@@ -94,8 +94,9 @@ def run_ours(X, y, solver, C, eps, seed, timeout):
     import numpy as np
 
     from budgetsvm.labels import group_classes
-    from budgetsvm.linear import _MASK64, _SEED_STRIDE, CORES, _canonical_csr, subproblems
+    from budgetsvm.linear import _MASK64, _SEED_STRIDE, CORES, subproblems
     from budgetsvm.params import TrainParams
+    from budgetsvm.problem import canonical_csr
     name = {"acf-paper": "acf", "dcd-pg": "dcd"}.get(solver, solver)
     params = TrainParams(solver=name, C=C, eps=eps, max_iter=0, seed=seed, bias=-1.0,
                          acf_shrink="none" if solver == "acf-paper" else "on")
@@ -103,7 +104,7 @@ def run_ours(X, y, solver, C, eps, seed, timeout):
     if solver == "dcd-pg":
         specific["stop"] = "pg"
     start_cpu = time.process_time()
-    X = _canonical_csr(X)
+    X = canonical_csr(X)
     labels, y_index = group_classes(y)
     data, indices = X.data, X.indices.astype(np.int32, copy=False)
     indptr = X.indptr.astype(np.int64, copy=False)

@@ -18,7 +18,8 @@ from budgetsvm._bsca import bsca_solve
 from budgetsvm._bsgd import bsgd_solve
 from budgetsvm._budget import SVStore
 from budgetsvm._rng import Random
-from budgetsvm.kernel_solvers import csr_arrays, train_bsca, train_bsgd
+from budgetsvm.kernel_solvers import train_bsca, train_bsgd
+from budgetsvm.problem import csr_arrays
 from budgetsvm.labels import group_classes
 from budgetsvm.params import TrainParams
 from budgetsvm.stream import train_bsgd_stream

@@ -22,7 +22,8 @@ from scipy.optimize import minimize
 
 from budgetsvm import _dcd
 from budgetsvm.labels import group_classes
-from budgetsvm.linear import append_bias_column, fit_linear, info_lines
+from budgetsvm.linear import fit_linear, info_lines
+from budgetsvm.problem import append_bias_column
 from budgetsvm.params import TrainParams
 
 liblinear = pytest.importorskip("liblinear.liblinearutil")

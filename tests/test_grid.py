@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from budgetsvm import grid
-from budgetsvm.cli.grid import main, parse_arguments
+from budgetsvm.cli.grid import find_parameters, main, parse_arguments
 from budgetsvm.errors import ParameterError
 from budgetsvm.io import read_problem
 from budgetsvm.params import TrainParams
@@ -235,7 +235,7 @@ def test_local_workers_give_the_same_lines(tmp_path, capsys):
 
 
 def test_find_parameters_module_api():
-    rate, best = grid.find_parameters(str(HEART), "-s dcd -log2c -3,1,2 -j 1 -out null")
+    rate, best = find_parameters(str(HEART), "-s dcd -log2c -3,1,2 -j 1 -out null")
     assert set(best) == {"c"} and 40 < rate <= 100
     assert best["c"] in (0.125, 0.5, 2.0)
 

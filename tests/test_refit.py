@@ -17,7 +17,8 @@ import scipy.optimize as so
 import scipy.sparse as sp
 
 from budgetsvm import io, refit
-from budgetsvm.kernel_solvers import class_weight_vector, fit_bsgd, train_bsca, train_bsgd
+from budgetsvm.kernel_solvers import fit_bsgd, train_bsca, train_bsgd
+from budgetsvm.problem import class_weights
 from budgetsvm.labels import group_classes
 from budgetsvm.model import KernelSpec
 from budgetsvm.params import TrainParams
@@ -202,7 +203,7 @@ def test_binary_bsgd_model_is_the_refit_of_its_support_vectors():
                          class_weights={-1.0: 1.5})
     model = train_bsgd(X, y_index, labels, params)
     assert model.params["polish"] == "refit" and model.rho[0] != 0.0
-    cost = params.C * class_weight_vector(labels, params)[y_index]
+    cost = params.C * class_weights(labels, params)[y_index]
     expected = independent_refit(model, X, y_index, cost, 0, np.arange(model.n_sv))
     np.testing.assert_allclose(model.decision_function(X)[:, 0], expected, atol=1e-4)
 
@@ -248,7 +249,7 @@ def test_polish_none_is_the_solver_output_untouched():
     params = TrainParams(solver="bsgd", C=4.0, budget=30, epochs=2, seed=5, polish="none")
     model = train_bsgd(X, y_index, labels, params)
     sv, coef, _, _ = fit_bsgd(X, y_index, 2, params,
-                              class_weight=class_weight_vector(labels, params))
+                              class_weight=class_weights(labels, params))
     np.testing.assert_array_equal(model.coef, coef)
     np.testing.assert_array_equal(model.sv.toarray(), sv)
     assert np.all(model.rho == 0.0) and "polish" not in model.params

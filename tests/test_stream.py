@@ -21,7 +21,8 @@ from budgetsvm._budget import SVStore
 from budgetsvm._rng import Random
 from budgetsvm.datasets import checkerboard, write_checkerboard
 from budgetsvm.io import iter_problem_chunks, read_problem
-from budgetsvm.kernel_solvers import csr_arrays, fit_bsgd, train_bsgd
+from budgetsvm.kernel_solvers import fit_bsgd, train_bsgd
+from budgetsvm.problem import csr_arrays
 from budgetsvm.labels import group_classes
 from budgetsvm.memory import available, run_measuring_peak
 from budgetsvm.model_io import save_model

@@ -194,6 +194,17 @@ def parse_arguments(argv):
     return options
 
 
+def find_parameters(dataset_pathname, options="", quiet=True, emit=None):
+    """grid.py's ``find_parameters``: options as a string or list of bsvm-grid arguments;
+    returns (best_rate, {'c': C, 'g': gamma[, 'budget': B]})."""
+    argv = options.split() if isinstance(options, str) else list(options)
+    grid_options = parse_arguments(argv + [str(dataset_pathname)])
+    if quiet:
+        grid_options.quiet = True
+    result = grid.run_grid(grid_options, emit=emit or (lambda line: None))
+    return result.best_rate, result.best
+
+
 @click.command(context_settings={"help_option_names": [], "ignore_unknown_options": True,
                                  "allow_interspersed_args": False},
                add_help_option=False, options_metavar=_METAVAR)
