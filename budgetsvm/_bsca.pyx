@@ -1,10 +1,11 @@
-"""Budgeted stochastic coordinate ascent for the binary kernel SVM dual (BSCA), ALGORITHMS.md §3.
+"""Budgeted stochastic coordinate ascent for the binary kernel SVM dual (BSCA),
+docs/ALGORITHMS.md §3.
 
 Problem (C-form, no bias, §3.1)::
 
     max_{0 ≤ α_i ≤ C_i}  D(α) = Σ_i α_i − ½ Σ_{i,j} α_i α_j y_i y_j k(x_i, x_j),   C_i = C·w_{y_i}
 
-Algorithm 1 of Glasmachers & Qaadan (seed 000), §3.2: per epoch a fresh permutation (same draw
+Algorithm 1 of Qaadan, Schüler & Glasmachers (2019), §3.2: per epoch a fresh permutation (same draw
 convention as budgetsvm/_bsgd.pyx: the order array is reset to 0..n−1 and shuffled with
 rng_shuffle, so budgetsvm._rng.Random(seed).permutation(n), called once per epoch on one Random
 object, replays it), then for every i::
@@ -18,8 +19,9 @@ store's (removal / projection / merge); merging pairs coefficients by the sign o
 first SV being argmin |β_j|. A point with Q_ii ≤ 0 (φ(x_i) = 0 for a non-Gaussian kernel) gets
 α_i = C_i before the first epoch and is never visited (§0.1, §3.2).
 
-Reference: seed 000 of ALGORITHMS.md (budgeted stochastic coordinate ascent, its Algorithm 1);
-the departures from it (β = y_i·δ, sign-based merge partners) are listed in ALGORITHMS.md §3, §8.
+Reference: Qaadan, Schüler & Glasmachers, "Dual SVM training on a budget" (2019), Algorithm 1;
+the departures from it (β = y_i·δ, sign-based merge partners) are listed in docs/ALGORITHMS.md
+§3 and §8.
 """
 import numpy as np
 

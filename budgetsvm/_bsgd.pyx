@@ -1,4 +1,4 @@
-"""Budgeted stochastic gradient descent for kernel SVMs (BSGD), ALGORITHMS.md §1.
+"""Budgeted stochastic gradient descent for kernel SVMs (BSGD), docs/ALGORITHMS.md §1.
 
 Problem (λ-form, no bias, λ = 1/(nC) so that -c keeps LIBSVM's meaning, §0.3)::
 

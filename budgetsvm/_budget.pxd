@@ -1,5 +1,5 @@
 # Support-vector store and budget maintenance shared by the budgeted kernel solvers (BSGD now,
-# BSCA later), ALGORITHMS.md §1.2 and §1.5.
+# BSCA later), docs/ALGORITHMS.md §1.2 and §1.5.
 #
 # Representation (one Store, buffers owned by the SVStore object that wraps it):
 #
@@ -12,7 +12,7 @@
 #           what they mean (BSGD: true α_j = s·a_j with its global scale s; BSCA: β_j).
 #   origin  int64 (cap,)  training row an entry came from, −1 for a merged point
 #   stamp   int64 (cap,)  insertion counter. Deletion moves the last slot into the hole (O(d)),
-#           so slots are not in list order; the stamp *is* the list order of ALGORITHMS.md
+#           so slots are not in list order; the stamp *is* the list order of docs/ALGORITHMS.md §1.2
 #           (appended at the end, merged z appended at the end) and breaks every tie
 #           ("lowest list position" = smallest stamp = oldest).
 #   G       float64 (cap, cap), projection only: inverse of the kernel matrix of the stored SVs
@@ -34,7 +34,7 @@ cdef enum Maintenance:
     MAINT_MERGE = 2
 
 cdef enum MergeSearch:
-    SEARCH_GSS = 0            # GSS on [0,1], ε = 0.01 (seed 002's "GSS-standard")
+    SEARCH_GSS = 0            # GSS on [0,1], ε = 0.01 ("GSS-standard" of Glasmachers & Qaadan 2018)
     SEARCH_GSS_PRECISE = 1    # robust GSS (half interval), ε = 1e-10
     SEARCH_LOOKUP_H = 2       # h from the folded table, α_z and WD by the closed forms (§2.5)
     SEARCH_LOOKUP_WD = 3      # WD = (α_m+α_n)²·WD_table(m,κ); h, α_z only for the winner (§2.5)
@@ -70,7 +70,7 @@ ctypedef struct Store:
     int32_t* nzind            # (d,)
     double* work              # (cap, cap) projection refactorisation, or NULL
     double inspan_tol         # in-span threshold on the Schur complement (relative to κ₀)
-    # coalescing (optional, ALGORITHMS.md §1.3/§3.2): a repeated insertion of a training row
+    # coalescing (optional, docs/ALGORITHMS.md §1.3/§3.2): a repeated insertion of a training row
     # (origin ≥ 0) whose unmerged entry is still stored adds its coefficients to that entry
     # instead of taking a new slot. The entry is found by a scan of origin, O(B) per insertion
     # (cheap next to the O(B·nnz) margin), so memory does not grow with the number of rows.
@@ -89,8 +89,9 @@ ctypedef struct Store:
     int64_t n_since_refactor
     double wd_total           # Σ of the weight degradations (stored units)
     int64_t n_merge_evals     # per-candidate merge evaluations during the scans
-    # comparison mode (diagnostics, seed 002 Table 3): every binary merge is also scanned with
-    # gss and gss-precise; agreement of the chosen partners and WD ratios to the precise minimum
+    # comparison mode (diagnostics, Glasmachers & Qaadan 2018, Table 3): every binary merge is
+    # also scanned with gss and gss-precise; agreement of the chosen partners and WD ratios to the
+    # precise minimum
     bint compare
     int64_t n_compared        # binary merges compared
     int64_t n_same_as_gss     # configured method chose the partner gss would choose

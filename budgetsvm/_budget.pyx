@@ -1,18 +1,19 @@
-"""Support-vector store and budget maintenance (removal, projection, merging), ALGORITHMS.md §1.5.
+"""Support-vector store and budget maintenance (removal, projection, merging),
+docs/ALGORITHMS.md §1.5.
 
 The representation and its memory bound are described in budgetsvm/_budget.pxd. Maintenance is
 triggered when an insertion takes the store to B + 1 entries and brings it back to B, greedily
-keeping the weight degradation WD = ‖w_before − w_after‖² small (seed 001, eq. (12); for
-several coefficient columns WD = Σ_r ‖Δ^(r)‖²):
+keeping the weight degradation WD = ‖w_before − w_after‖² small (Wang, Crammer & Vucetic 2012,
+eq. (12); for several coefficient columns WD = Σ_r ‖Δ^(r)‖²):
 
 * removal     delete p = argmin_j ‖A_j‖²·k(x̃_j,x̃_j); WD = ‖A_p‖²·k_pp.
-* projection  project φ(x̃_p) onto the span of the other SVs (seed 001 eqs. (14)–(15)) with the
-              inverse G = K⁻¹ kept by bordering on insertion and downdating on deletion, O(B²)
-              per step (ALGORITHMS.md §1.5.2 steps 1–5).
+* projection  project φ(x̃_p) onto the span of the other SVs (Wang et al. 2012, eqs. (14)–(15))
+              with the inverse G = K⁻¹ kept by bordering on insertion and downdating on
+              deletion, O(B²) per step (docs/ALGORITHMS.md §1.5.2 steps 1–5).
 * merge       (Gaussian kernel) replace α_mφ(x̃_m) + α_nφ(x̃_n) by α_zφ(z), z = h x̃_m + (1−h) x̃_n;
-              m = the smallest SV, n = the partner of least WD (seed 001 §6.3, eqs. (16)–(19)),
+              m = the smallest SV, n = the partner of least WD (Wang et al. 2012, eqs. (16)–(19)),
               h by golden-section search (GSS, ε = 0.01), the winner placed again by a robust
-              GSS at ε = 1e-3 (reference code of seeds 000/002).
+              GSS at ε = 1e-3 (the reference code of Qaadan and Glasmachers).
 
 Every formula is 1-homogeneous in the coefficients, so the store works on stored coefficients
 of either sign whatever global scale the solver keeps (BSGD: α = s·a; BSCA: β, s = 1).
@@ -37,15 +38,16 @@ cnp.import_array()
 
 cdef extern from *:
     """
-    /* GSS tolerances on the interval length (ALGORITHMS.md §0.6) */
+    /* GSS tolerances on the interval length (docs/ALGORITHMS.md §0.6) */
     #define BSVM_GSS_EPS 0.01
     #define BSVM_GSS_PRECISE_EPS 1e-10
     #define BSVM_GSS_FINAL_EPS 1e-3
-    /* A new point whose Schur complement is <= this * k(x,x) is in the span (§1.5.2).
-       ALGORITHMS.md §1.5.2 says 1e-10; measured on a9a (C = 32, γ = 2^-7, B = 500, 5 epochs)
-       that lets cond(K) reach ~1e21, the incremental inverse degrades (‖GK − I‖ ≈ 1) and test
-       accuracy drops to 65.5 %; with 1e-6, cond(K) stays ~1e7, ‖GK − I‖ ≈ 1e-6 and accuracy is
-       83.7 %. SVStore(inspan_tol=1e-10) restores the specified value. */
+    /* A new point whose Schur complement is <= this * k(x,x) is in the span
+       (docs/ALGORITHMS.md §1.5.2, departure). A threshold of 1e-10, measured on a9a (C = 32,
+       γ = 2^-7, B = 500, 5 epochs), lets cond(K) reach ~1e21, the incremental inverse degrades
+       (‖GK − I‖ ≈ 1) and test accuracy drops to 65.5 %; with 1e-6, cond(K) stays ~1e7,
+       ‖GK − I‖ ≈ 1e-6 and accuracy is 83.7 %. SVStore(inspan_tol=1e-10) restores the smaller
+       value. */
     #define BSVM_INSPAN_TOL 1e-6
     /* exp(x) is 0 in double precision below about -745.13 */
     #define BSVM_UNDERFLOW_LOG (-745.2)
@@ -136,8 +138,9 @@ cdef double merge_eval(Store* st, Py_ssize_t m, Py_ssize_t n, double logk, int m
         az_out[0] = Am[0] * km + An[0] * kn
         h_out[0] = h
         return Am[0] * Am[0] + An[0] * An[0] - az_out[0] * az_out[0] + 2.0 * Am[0] * An[0] * kappa
-    # Multi-class (seed 001 §6.3): F(h) = a1 κ^((1−h)²) + a2 κ^(h²) with a1 = Σ_r m^(r),
-    # a2 = Σ_r (1 − m^(r)) over the classes whose sum A_m^(r) + A_n^(r) is not (numerically) 0.
+    # Multi-class (Wang et al. 2012, multi-class merging): F(h) = a1 κ^((1−h)²) + a2 κ^(h²)
+    # with a1 = Σ_r m^(r), a2 = Σ_r (1 − m^(r)) over the classes whose sum A_m^(r) + A_n^(r) is
+    # not (numerically) 0.
     for r in range(nc):
         ssum = Am[r] + An[r]
         if fabs(ssum) > ZERO_SUM_TOL * (fabs(Am[r]) + fabs(An[r])):

@@ -1,4 +1,5 @@
-"""Linear SVM by dual coordinate descent (LIBLINEAR's -s 3 / -s 1 solver), ALGORITHMS.md §4.
+"""Linear SVM by dual coordinate descent (LIBLINEAR's -s 3 / -s 1 solver),
+docs/ALGORITHMS.md §4.
 
 The module holds two solvers, ``dcd_solve`` (uniform sweeps with shrinking, §4.2) and
 ``acf_solve`` (adaptive coordinate frequencies, ACF/AVSF, §4.4), which share everything except
@@ -240,14 +241,15 @@ def dcd_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
     dual of  min_w ½‖w‖² + Σ_i C_i ξ_i (L1) or Σ_i C_i ξ_i² (L2),  ξ_i = max(0, 1 − y_i wᵀx_i),
     with w = Σ_i α_i y_i x_i kept up to date after every step.
     See Algorithm 3 of Hsieh et al., ICML 2008, in the projected-gradient form of LIBLINEAR's
-    solve_l2r_l1l2_svc (ALGORITHMS.md §4.2, §4.3). Written in ascent form below:
+    solve_l2r_l1l2_svc (docs/ALGORITHMS.md §4.2, §4.3). Written in ascent form below:
     g_i = 1 − y_i wᵀx_i − D_ii α_i = −∇_i f(α), and PG the projected g_i.
 
     Given: CSR rows (data float64, indices int32 in [0, n_features), indptr int64; any bias
     column already appended), y (> 0 means +1, else −1), C_i the per-instance cost (C times the
     class weight), the tolerance eps, max_iter outer iterations (0 = unlimited), shrinking on/off,
     stop 'strict' (LIBLINEAR ≥ 2.42: M − m ≤ ε and |M|, |m| ≤ ε), 'classic' (M − m ≤ ε) or 'pg'
-    (max|PG| < ε, ACF's rule: the common criterion seed 003 states for its comparison, §4.4),
+    (max|PG| < ε, ACF's rule: the common criterion Glasmachers & Dogan (2013) state for their
+    comparison, docs/ALGORITHMS.md §4.4),
     loss 'l1' or 'l2', the RNG seed (a fresh permutation of the active rows per outer iteration),
     an optional callback(iteration, M − m) called once per outer iteration, and optionally the
     squared row norms (row_norms) when the caller has them.
@@ -382,9 +384,10 @@ def dcd_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
 # Adaptive coordinate frequencies (ACF / AVSF)
 # ---------------------------------------------------------------------------------------------
 
-# Preference bounds by mode: seed 003's 1/20 and 20 for the paper's algorithm; with shrinking
-# (which removes the stuck rows that p_min was for) the narrower [0.1, 10] measured better:
-# on w8a at C = 100 it needed 2.6x fewer visits, on a9a 1.3x fewer, on sector.scale the same.
+# Preference bounds by mode: 1/20 and 20 for the algorithm of Glasmachers & Dogan (2013); with
+# shrinking (which removes the stuck rows that p_min was for) the narrower [0.1, 10] measured
+# better: on w8a at C = 100 it needed 2.6x fewer visits, on a9a 1.3x fewer, on sector.scale the
+# same.
 ACF_PMIN = {"none": 0.05, "on": 0.1}
 ACF_PMAX = {"none": 20.0, "on": 10.0}
 
@@ -407,9 +410,10 @@ n_visits          coordinate visits (scheduled steps, each computing one g_i)
 
 cdef double _acf_schedule(const double* pref, const Py_ssize_t* order, Py_ssize_t n, Rng* rng,
                           Py_ssize_t* out) noexcept nogil:
-    # Algorithm 4 of seed 003 with the [JC] guards of ALGORITHMS.md §4.4: out[0:n] receives
-    # the rows order[0:n], row i about n·p_i/Σp times (exactly that in expectation), then
-    # shuffled. Returns Σp, summed exactly (it also resynchronises the solver's running P).
+    # Algorithm 4 of Glasmachers & Dogan (2013) with the [JC] guards of docs/ALGORITHMS.md §4.4:
+    # out[0:n] receives the rows order[0:n], row i about n·p_i/Σp times (exactly that in
+    # expectation), then shuffled. Returns Σp, summed exactly (it also resynchronises the solver's
+    # running P).
     #   r = n - j remaining slots, N = Σ of the preferences not yet dealt with
     #   m_i = r (last row, or N ≤ 1e-6·n) else min(r, p_i·r/N); n_i = floor(m_i) + Bernoulli(frac)
     cdef Py_ssize_t k, i, j = 0, r, ni
@@ -441,8 +445,9 @@ cdef double _acf_schedule(const double* pref, const Py_ssize_t* order, Py_ssize_
 
 
 def acf_schedule(preferences, uint64_t seed=1, Py_ssize_t n_draws=1, bint systematic=False):
-    """Draw n_draws schedules for the fixed preferences, one RNG stream: Algorithm 4 of seed
-    003 (the paper's ACF), or with systematic=True the systematic sampling of the shrinking ACF.
+    """Draw n_draws schedules for the fixed preferences, one RNG stream: Algorithm 4 of
+    Glasmachers & Dogan (2013) (the paper's ACF), or with systematic=True the systematic sampling
+    of the shrinking ACF.
 
     For tests. Returns int64 (n_draws, n): row r holds the indices 0..n-1 of draw r.
     """
@@ -491,8 +496,8 @@ def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
     sweep (canstop); otherwise the preferences are reset to 1 and one uniform sweep verifies.
     There is no shrinking: coordinates stuck at a bound gain Δ = 0 and decay to pmin.
     See Algorithms 3–5 of Glasmachers & Dogan, "Accelerated coordinate descent with adaptive
-    coordinate frequencies", ACML 2013 (seed 003), and ALGORITHMS.md §4.4; the Δ_ref > 0 guard
-    and the schedule guards are the [JC] calls made there.
+    coordinate frequencies", ACML 2013, and docs/ALGORITHMS.md §4.4; the Δ_ref > 0 guard and
+    the schedule guards are the [JC] calls made there.
 
     shrink="on" (the default of -s acf), the same preferences and steps over an active set that
     shrinks as in LIBLINEAR (§4.2): a row at a bound whose g pushes against it by more than half
@@ -687,8 +692,8 @@ cdef double _systematic_schedule(const double* pref, const Py_ssize_t* rows, Py_
     # out[0:n]: the rows[0:n], row i n·p_i/Σp times in expectation, shuffled; returns Σp.
     # Systematic sampling: one uniform offset u, and the k-th row gets
     # ⌊u + n·S_k/Σp⌋ − ⌊u + n·S_{k−1}/Σp⌋ slots (S_k the prefix sums), i.e. the floor or the
-    # ceiling of its expected count. The same expectation as Algorithm 4 of seed 003 with one
-    # random number per sweep instead of one per row.
+    # ceiling of its expected count. The same expectation as Algorithm 4 of Glasmachers & Dogan
+    # (2013) with one random number per sweep instead of one per row.
     cdef Py_ssize_t k, i, j = 0, c
     cdef double total = 0.0, scale, cum
     for k in range(n):
@@ -711,8 +716,8 @@ cdef double _systematic_schedule(const double* pref, const Py_ssize_t* rows, Py_
 def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, QD, yU, alpha,
                    order, Py_ssize_t n_order, double eps, Py_ssize_t max_iter, bint l2,
                    uint64_t seed, callback, double c, double pmin, double pmax, trace):
-    # The ACF loop of acf_solve (Algorithms 3 and 5 of seed 003) over an active set of rows
-    # that shrinks as in LIBLINEAR (ALGORITHMS.md §4.2). See acf_solve's docstring.
+    # The ACF loop of acf_solve (Algorithms 3 and 5 of Glasmachers & Dogan 2013) over an active
+    # set of rows that shrinks as in LIBLINEAR (docs/ALGORITHMS.md §4.2). See acf_solve's docstring.
     w = np.zeros(n_features, dtype=np.float64)
     pref = np.full(alpha.shape[0], np.nan)
     pref[order] = 1.0
@@ -779,7 +784,7 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
                 with gil:
                     p_start = pref.copy()
                     active_start = np.sort(order[:active])
-            # Δ_ref fades over one sweep of the active rows (seed 003: over n steps)
+            # Δ_ref fades over one sweep of the active rows (Glasmachers & Dogan: over n steps)
             inv_len = 1.0 / active if active > 0 else 0.0
             fade = 1.0 - inv_len
             M = -INFINITY

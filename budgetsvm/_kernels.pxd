@@ -1,4 +1,5 @@
-# Kernel evaluation helpers shared by the budgeted kernel solvers (BSGD, BSCA), ALGORITHMS.md §0.2.
+# Kernel evaluation helpers shared by the budgeted kernel solvers (BSGD, BSCA),
+# docs/ALGORITHMS.md §0.2.
 #
 # LIBSVM conventions, with u·v the dot product:
 #   linear   k(u,v) = u·v

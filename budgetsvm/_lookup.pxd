@@ -1,5 +1,5 @@
-# Lookup tables for binary merging with the Gaussian kernel (ALGORITHMS.md §2) and the canonical
-# golden-section searches for the merge position h (§1.5.3).
+# Lookup tables for binary merging with the Gaussian kernel (docs/ALGORITHMS.md §2) and the
+# canonical golden-section searches for the merge position h (§1.5.3).
 #
 # For a same-sign pair (α_m, α_n) with κ = k(x̃_m, x̃_n) and m = α_m/(α_m+α_n):
 #
@@ -99,8 +99,9 @@ cdef inline double golden_section_max(double a1, double a2, double logk, double 
 cdef double merge_gss(double m, double logk, double lo, double hi, double eps,
                       int* iters) noexcept nogil
 
-# Runtime scan ('gss': eps = 0.01, faithful to seed 002's GSS-standard; may find the minor mode
-# when s is bimodal): GSS on [0,1]. κ ≥ 1 → ½; κ ≤ 0 → 1 if m ≥ ½ else 0; m clamped to [0,1].
+# Runtime scan ('gss': eps = 0.01, faithful to the GSS-standard of Glasmachers & Qaadan 2018;
+# may find the minor mode when s is bimodal): GSS on [0,1]. κ ≥ 1 → ½; κ ≤ 0 → 1 if m ≥ ½
+# else 0; m clamped to [0,1].
 cdef double gss_merge_h(double m, double kappa, double eps) noexcept nogil
 
 # Robust variant (tables, 'gss-precise' with eps = 1e-10, final placement with eps = 1e-3):

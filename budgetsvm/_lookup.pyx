@@ -1,4 +1,4 @@
-"""Lookup merging (ALGORITHMS.md §2) and the canonical golden-section searches of §1.5.3.
+"""Lookup merging (docs/ALGORITHMS.md §2) and the canonical golden-section searches of §1.5.3.
 
 The interface for other Cython modules is budgetsvm/_lookup.pxd. This module holds
 
@@ -19,7 +19,7 @@ cnp.import_array()
 
 cdef extern from *:
     """
-    /* tolerance of the table precomputation (ALGORITHMS.md §0.6) */
+    /* tolerance of the table precomputation (docs/ALGORITHMS.md §0.6) */
     #define BSVM_LOOKUP_TABLE_EPS 1e-10
     """
     double TABLE_EPS "BSVM_LOOKUP_TABLE_EPS"

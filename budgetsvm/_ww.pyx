@@ -1,4 +1,4 @@
-"""Linear Weston–Watkins multi-class SVM by block coordinate descent (ALGORITHMS.md §5).
+"""Linear Weston–Watkins multi-class SVM by block coordinate descent (docs/ALGORITHMS.md §5).
 
 Problem (primal P, classes 0..k−1, no offsets; a -B bias is an appended constant feature)::
 
@@ -894,8 +894,9 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
              subsolver="walrus", double eps_sub=1e-6, Py_ssize_t max_sub_steps=0,
              Py_ssize_t gap_every=0, long long max_steps=0, int screening=-1, uint64_t seed=1,
              callback=None, shrinking=True, trace=None):
-    """Weston–Watkins SVM by block coordinate descent on D2 (ALGORITHMS.md §5.6, Algorithm 1
-    of Wang & Scott, ICML 2021), exact blocks by Walrus (§5.5) or Shark-style iterations (§5.8).
+    """Weston–Watkins SVM by block coordinate descent on D2 (docs/ALGORITHMS.md §5.6,
+    Algorithm 1 of Wang & Scott, ICML 2021), exact blocks by Walrus (§5.5) or Shark-style
+    iterations (§5.8).
 
     Given: CSR rows (data float64, indices in [0, n_features), indptr; any bias column already
     appended), y the class index 0..n_classes−1 of every row, C_i the per-instance cost (C times
@@ -914,18 +915,18 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     0 (see _block_step); it needs 2·n·k doubles and never changes the block minimiser; not with
     shrinking.
 
-    shrinking=False is seed 004's Algorithm 1 as published. shrinking=True (the default of
-    -s ww): each point keeps a list of active pairs (t, the class o(t)); a block step computes
-    the scores of y and of the active classes only, drops pairs at a bound that push against it
-    by more than half the mean |projected gradient| of the previous sweep, and solves (4) over
-    the rest exactly (_block_step_shrinking); a point with no active pair leaves the sweep. The
-    first sweep, and the sweep after an un-shrink, shrink nothing. The stopping rule is
-    unchanged: it is the duality gap of the whole problem, evaluated on the same schedule plus
-    whenever the active pairs' own gap terms fall below the target; an evaluation that fails
-    while the active pairs hold less than half of the gap (or all of it is below target)
-    makes every pair active again. trace (for tests, shrinking only) receives one dict per outer
-    iteration: limit (the shrinking threshold it used), beta and inactive (β and the pairs left
-    inactive by the sweep, before any un-shrink), unshrunk, evaluated and gap.
+    shrinking=False is Algorithm 1 of Wang & Scott (2021) as published. shrinking=True (the default
+    of -s ww): each point keeps a list of active pairs (t, the class o(t)); a block step computes
+    the scores of y and of the active classes only, drops pairs at a bound that push against it by
+    more than half the mean |projected gradient| of the previous sweep, and solves (4) over the rest
+    exactly (_block_step_shrinking); a point with no active pair leaves the sweep. The first sweep,
+    and the sweep after an un-shrink, shrink nothing. The stopping rule is unchanged: it is the
+    duality gap of the whole problem, evaluated on the same schedule plus whenever the active pairs'
+    own gap terms fall below the target; an evaluation that fails while the active pairs hold less
+    than half of the gap (or all of it is below target) makes every pair active again. trace (for
+    tests, shrinking only) receives one dict per outer iteration: limit (the shrinking threshold it
+    used), beta and inactive (β and the pairs left inactive by the sweep, before any un-shrink),
+    unshrunk, evaluated and gap.
 
     Returns a WwResult. A pending Ctrl-C is noticed within 10^4 block steps and raises
     KeyboardInterrupt; an exception raised by the callback propagates.

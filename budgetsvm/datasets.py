@@ -1,6 +1,6 @@
 """Synthetic data sets written in the LIBSVM format (benchmarks and tests of large inputs).
 
-``write_checkerboard``: the checkerboard problem of seed 001 (Wang, Crammer and Vucetic, JMLR
+``write_checkerboard``: the checkerboard problem of Wang, Crammer and Vucetic (JMLR
 2012): x uniform on [0, 1]², label (−1)^(⌊4x₁⌋ + ⌊4x₂⌋) (a 4×4 board), each feature then
 standardised with the exact moments of U[0, 1] (mean ½, standard deviation 1/√12), so that any
 number of rows can be written in chunks without a second pass.

@@ -1,10 +1,10 @@
 """Budgeted kernel SVM solvers: problem setup and model construction around the compiled cores.
 
-``train_bsgd`` — budgeted SGD (ALGORITHMS.md §1, budgetsvm/_bsgd.pyx) on the SV store of
+``train_bsgd`` — budgeted SGD (docs/ALGORITHMS.md §1, budgetsvm/_bsgd.pyx) on the SV store of
 budgetsvm/_budget.pyx. Two classes give one binary model (label[0] is y = +1); k > 2 classes give
 one Crammer–Singer model with a coefficient per class per SV ('argmax' prediction).
 
-``train_bsca`` — budgeted stochastic coordinate ascent on the dual (ALGORITHMS.md §3,
+``train_bsca`` — budgeted stochastic coordinate ascent on the dual (docs/ALGORITHMS.md §3,
 budgetsvm/_bsca.pyx) on the same store (s = 1, stored coefficients are β = y·δ). Two classes give
 one binary model; k > 2 classes give k one-vs-rest binary models, each with its own budget B,
 stacked into one 'argmax' model: coef (Σ n_sv, k), an SV of model c is nonzero only in column c.
@@ -225,7 +225,7 @@ def train_bsgd(X, y_index, labels, params, callback=None, compare_merges=False, 
     has n_steps, n_sv, n_violations, n_maintenance, n_merges, n_removals, n_projections,
     n_inspan, n_renorm, train_seconds, maintenance_seconds (wall time of the insertions that
     triggered maintenance), gamma, scale, n_merge_evals; with compare_merges=True (binary
-    merging diagnostics, seed 002 Table 3; slower) also n_compared, same_as_gss,
+    merging diagnostics, Glasmachers & Qaadan 2018, Table 3; slower) also n_compared, same_as_gss,
     same_as_precise, wd_ratio_mean, wd_ratio_max, gss_wd_ratio_mean, wd_excess_total,
     gss_wd_excess_total, optimal_fraction, gss_optimal_fraction (SVStore.counters).
     """
@@ -286,7 +286,7 @@ EXACT_DUAL_MAX_POINTS = 4000
 
 
 def exact_dual(X, y, alpha, kernel):
-    """D(α) = Σ α − ½ Σ_ij α_i α_j y_i y_j k(x_i, x_j) (ALGORITHMS.md §3.5), or None when more
+    """D(α) = Σ α − ½ Σ_ij α_i α_j y_i y_j k(x_i, x_j) (docs/ALGORITHMS.md §3.5), or None when more
     than EXACT_DUAL_MAX_POINTS coordinates are non-zero. kernel: a model.KernelSpec."""
     active = np.flatnonzero(alpha)
     if active.size > EXACT_DUAL_MAX_POINTS:
@@ -393,7 +393,7 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
 
 def train_bsca(X, y_index, labels, params, callback=None, monitor=None, monitor_test=None,
                compare_merges=False):
-    """Train a budgeted kernel SVM by BSCA (ALGORITHMS.md §3); returns a KernelModel.
+    """Train a budgeted kernel SVM by BSCA (docs/ALGORITHMS.md §3); returns a KernelModel.
 
     Arguments as train_bsgd (params.variant/eta/radius are ignored). Binary: y = +1 for
     label[0], −1 for label[1], C_i = C·w_{y_i}. k > 2 classes: one-vs-rest, model c trained on

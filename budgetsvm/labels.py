@@ -1,4 +1,4 @@
-"""Class label order shared by every solver and model format (USERS.md §6.2)."""
+"""Class label order shared by every solver and model format (LIBSVM's convention)."""
 import numpy as np
 
 from budgetsvm.errors import BsvmError

@@ -1,6 +1,6 @@
 """Linear SVMs trained in the dual (LIBLINEAR's -s 3 and -s 1): problem setup, class weights and
 the multi-class strategy around the compiled cores in budgetsvm/_dcd.pyx (dcd: uniform sweeps
-with shrinking; acf: adaptive coordinate frequencies, ALGORITHMS.md §4.4).
+with shrinking; acf: adaptive coordinate frequencies, docs/ALGORITHMS.md §4.4).
 
 Follows LIBLINEAR's train() (linear.cpp): the -B bias is an appended constant feature (so its
 weight is regularised), two classes give one model with label[0] as the positive class and
@@ -180,9 +180,9 @@ def info_lines(train_info, solver_hint=True, stats=False):
     """LIBLINEAR's end-of-training messages for every sub-problem, as a list of lines.
 
     stats=True adds, after each "#iter" line, the coordinate updates (steps with |PG| > 1e-12)
-    and, at the end, their totals over the sub-problems: the step counts that seed 003's
-    Tables 2–3 compare ("#iter" counts outer iterations: sweeps of the active set for dcd,
-    sweeps of n scheduled steps for acf).
+    and, at the end, their totals over the sub-problems: the step counts that Glasmachers &
+    Dogan (2013) compare in their Tables 2–3 ("#iter" counts outer iterations: sweeps of the
+    active set for dcd, sweeps of n scheduled steps for acf).
     """
     lines = []
     for sub in train_info:

@@ -1,6 +1,7 @@
 """Model classes and prediction (numpy/scipy only).
 
-Two kinds of models, with the decision rules of ALGORITHMS.md §6 and USERS.md §6.4/§7.3:
+Two kinds of models, with the decision rules of docs/ALGORITHMS.md §6 (those of LIBSVM's
+svm_predict and LIBLINEAR's predict):
 
 * :class:`LinearModel` -- weight vectors ``coef`` (nr_w, n_features) plus an optional LIBLINEAR
   bias feature. Test features beyond ``n_features`` are ignored (LIBLINEAR).
@@ -407,7 +408,7 @@ class KernelModel:
 
     def _ovo_coefficients(self):
         # Pair p = (i, j), i < j: SVs of class i use coefficient column j-1, SVs of class j
-        # column i (USERS.md §6.3); other SVs do not take part.
+        # column i (LIBSVM's one-vs-one layout); other SVs do not take part.
         k = len(self.labels)
         start = np.concatenate([[0], np.cumsum(self.nr_sv)])
         M = np.zeros((self.n_sv, k * (k - 1) // 2))

@@ -5,8 +5,8 @@ Three formats:
 * ``native``: ``budgetsvm_model 1`` then ``key value...`` header lines, a data section (``w`` or
   ``SV``) and a final ``end`` line. Holds every model type; numbers are written with ``repr``
   (shortest exact form), so a round trip is exact and the same model always gives the same bytes.
-* ``liblinear``: the file LIBLINEAR's ``save_model`` writes (USERS.md §7), for linear models.
-* ``libsvm``: the file LIBSVM's ``svm_save_model`` writes (USERS.md §6), for binary and
+* ``liblinear``: the file LIBLINEAR's ``save_model`` writes, for linear models.
+* ``libsvm``: the file LIBSVM's ``svm_save_model`` writes, for binary and
   one-vs-one kernel models; SV feature values at full precision.
 
 ``load_model`` recognises the format from the first line and is strict: unknown keys, wrong
@@ -259,7 +259,7 @@ def _int_labels(model, labels=None):
 
 
 def _liblinear_layout(model):
-    """(solver_type, labels, weight rows) written for a linear model (USERS.md §7.4).
+    """(solver_type, labels, weight rows) written for a linear model, as LIBLINEAR lays them out.
 
     Arg-max models (Weston-Watkins, and one-vs-rest with two classes) are written as MCSVM_CS,
     the only LIBLINEAR solver that predicts by arg-max over k columns. For two classes, however,
@@ -320,7 +320,8 @@ def _dump_libsvm(model):
     kernel = model.kernel
     coef, sv = model.coef, model.sv
     if model.multiclass == "binary":
-        # LIBSVM groups SVs by class: positive coefficients (label[0]) first (USERS.md §6.5).
+        # LIBSVM groups SVs by class: positive coefficients (label[0]) first (svm_save_model's
+        # order).
         positive = coef[:, 0] > 0
         order = np.concatenate([np.flatnonzero(positive), np.flatnonzero(~positive)])
         coef, sv = coef[order], sv[order]

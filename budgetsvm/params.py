@@ -51,14 +51,14 @@ class TrainParams:
     # bsgd/bsca: a repeated insertion of a training row adds to its stored slot; None: on,
     # except with polish "none", which reproduces the papers' algorithms (they append)
     coalesce: bool | None = None
-    # ACF constants (seed 003)
+    # ACF constants (Glasmachers & Dogan 2013; docs/ALGORITHMS.md §4.4)
     acf_c: float = 0.2
-    acf_pmin: float | None = None     # None: 0.1 with shrinking, seed 003's 0.05 without
-    acf_pmax: float | None = None     # None: 10 with shrinking, seed 003's 20 without
-    acf_shrink: str = "on"            # on: ACF with shrinking; none: seed 003's algorithm as is
+    acf_pmin: float | None = None     # None: 0.1 with shrinking, the paper's 0.05 without
+    acf_pmax: float | None = None     # None: 10 with shrinking, the paper's 20 without
+    acf_shrink: str = "on"            # on: ACF with shrinking; none: the paper's algorithm as is
     # Weston–Watkins
     ww_subsolver: str = "walrus"
-    ww_shrink: str = "on"             # on: shrink (point, class) pairs at a bound; none: seed 004
+    ww_shrink: str = "on"             # on: shrink pairs at a bound; none: Wang & Scott (2021)
     ww_gap: float | None = None       # optional absolute duality-gap tolerance
 
     def effective_eps(self):

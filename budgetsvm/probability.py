@@ -24,7 +24,7 @@ Every pairwise or one-vs-rest estimate r is computed in the overflow-safe form a
 [1e-7, 1 - 1e-7] (LIBSVM). ``predict_labels`` returns the class of largest probability (first in
 label order on ties): the rule of svm-predict ``-b 1``, so the printed label always agrees with
 the printed probabilities. Plain prediction (without ``-b``) keeps the decision-value label; the
-two can differ for a few rows near the boundary (USERS.md §2.5).
+two can differ for a few rows near the boundary, as in LIBSVM.
 """
 import numpy as np
 import scipy.sparse as sp

@@ -1,5 +1,5 @@
 """Refit of a budgeted kernel SVM on its own support vectors: the default polish of ``bsgd`` and
-``bsca`` (docs/ALGORITHMS.md, "Refit on the budget").
+``bsca`` (docs/ALGORITHMS.md §9, "Refit on the budget").
 
 The budgeted solvers choose B support vectors x̃_1..x̃_B, but their coefficients are those of the
 last stochastic iterate, without a bias: noisy from seed to seed, and at large C far from the

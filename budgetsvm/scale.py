@@ -1,4 +1,4 @@
-"""Feature scaling in the conventions of LIBSVM's svm-scale (USERS.md §4.6), plus standardisation.
+"""Feature scaling in the conventions of LIBSVM's svm-scale, plus standardisation.
 
 Min-max scaling (svm-scale's rule, feature by feature, implicit zeros included in min and max):
 

@@ -1,11 +1,12 @@
-"""Linear Weston–Watkins multi-class SVM (``-s ww``, ALGORITHMS.md §5) around the compiled
+"""Linear Weston–Watkins multi-class SVM (``-s ww``, docs/ALGORITHMS.md §5) around the compiled
 block coordinate descent of budgetsvm/_ww.pyx.
 
 * The -B bias is an appended constant feature, so its weights are regularised (LIBLINEAR style,
   §0.5); the model stores them as ``bias_coef``.
 * Class weights (-wi) become per-instance costs C_i = C·w_{y_i}: the hinge terms of point i are
   all weighted by the weight of its own class, and its dual block lives in [0, C_i]^{k−1}.
-  (This is the natural WW analogue of LIBLINEAR's weighted_C; seed 004 has no class weights.)
+  (This is the natural WW analogue of LIBLINEAR's weighted_C; Wang & Scott (2021) have no
+  class weights.)
 * The model is k weight vectors with the arg-max rule (ties → lowest class index), also for
   k = 2; it is written to LIBLINEAR files as MCSVM_CS, the one solver type stock LIBLINEAR both
   accepts and predicts by arg-max of w_kᵀx.
@@ -25,7 +26,8 @@ def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
     """Train a Weston–Watkins linear SVM on CSR X (n × d) with classes y_index in 0..k−1.
 
     gap_every: evaluate the duality gap every that many outer iterations (0 = adaptive schedule
-    that keeps evaluation under ~10 % of the run; 1 = every iteration, as in seed 004's plots).
+    that keeps evaluation under ~10 % of the run; 1 = every iteration, as in Wang & Scott's
+    plots).
     """
     from budgetsvm import _ww
     X = canonical_csr(X)
@@ -55,7 +57,8 @@ def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
     if params.ww_gap:
         meta["ww_gap"] = float(params.ww_gap)
     if params.ww_shrink != "none":
-        # absent means seed 004's algorithm, as in every model written before the option
+        # absent means the algorithm of Wang & Scott (2021), as in every model written before
+        # the option
         meta["ww_shrink"] = params.ww_shrink
     model = LinearModel(labels, coef, bias, bias_coef, "ww", "ww", meta)
     model.train_info = {

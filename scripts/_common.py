@@ -13,20 +13,39 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
+DATA_UNSET = ("BSVM_DATA is not set: point it at the folder that holds the data sets "
+              "(.xz files and MANIFEST.md)")
+
+
 def data_dir():
-    return Path(os.environ.get("BSVM_DATA") or REPO.parent / "shared" / "data")
+    """The data folder named by the environment variable BSVM_DATA; exits with a one-line
+    message when it is unset (there is no default)."""
+    folder = os.environ.get("BSVM_DATA")
+    if not folder:
+        sys.exit(DATA_UNSET)
+    return Path(folder)
+
+
+def data_folders():
+    """Where data sets are looked up: BSVM_DATA when it is set, then data/ in the repository."""
+    folder = os.environ.get("BSVM_DATA")
+    return ([Path(folder)] if folder else []) + [REPO / "data"]
 
 
 def data_path(name):
     """Path of a data set in BSVM_DATA (or data/ in the repo), verified against MANIFEST.md."""
-    for folder in (data_dir(), REPO / "data"):
+    for folder in data_folders():
         path = folder / f"{name}.xz"
         if path.exists():
             return path
-    raise FileNotFoundError(f"data set {name} not found in {data_dir()} or data/")
+    where = " or ".join(str(f) for f in data_folders())
+    raise FileNotFoundError(f"data set {name} not found in {where}"
+                            + ("" if os.environ.get("BSVM_DATA") else " (BSVM_DATA is not set)"))
 
 
 def manifest_checksums():
+    if not os.environ.get("BSVM_DATA"):
+        return {}
     manifest = data_dir() / "MANIFEST.md"
     if not manifest.exists():
         return {}
@@ -171,7 +190,8 @@ def dataset_lines(names):
             lines.append(f"- `{name}.xz`: sha256 of the uncompressed file "
                          f"{'`' + sha[:16] + '…`' if sha else ''} {status} (MANIFEST.md)")
         except FileNotFoundError:
-            lines.append(f"- `{name}.xz`: **missing** from {data_dir()} (its rows are skipped)")
+            where = os.environ.get("BSVM_DATA") or "data/ (BSVM_DATA is not set)"
+            lines.append(f"- `{name}.xz`: **missing** from {where} (its rows are skipped)")
     return lines
 
 

@@ -1,32 +1,34 @@
 #!/usr/bin/env python3
-"""Seed 003's experiment and issue 19's targets: adaptive coordinate frequencies (-s acf, with
-shrinking, the default; and --acf-shrink none, the paper's algorithm) against the baseline dual
-CD (-s dcd, shrinking) and LIBLINEAR -s 3 (liblinear-official), in the same run.
+"""The experiment of Glasmachers & Dogan (2013) and issue 19's targets: adaptive coordinate
+frequencies (-s acf, with shrinking, the default; and --acf-shrink none, the paper's algorithm)
+against the baseline dual CD (-s dcd, shrinking) and LIBLINEAR -s 3 (liblinear-official), in the
+same run.
 
 For every data set, tolerance and C: CPU seconds of training, coordinate updates (steps with
 |PG| > 1e-12, summed over one-vs-rest sub-problems) and outer iterations (dcd: sweeps of the
 active set; acf: sweeps of the scheduled steps; LIBLINEAR: its own "#iter" lines), plus the sum
 over the C grid (the cost of a grid search). L1 loss, no bias (-B -1), no iteration limit for ours
-(seed 003 removed it); LIBLINEAR keeps its fixed 300-iteration cap, and a run that hits it is
-marked "cap" (it then stopped early, so its time is not comparable). Each of our runs is capped
-at --timeout seconds of wall clock (checked once per outer iteration by the callback; reported as
-"> cap"), and a solver that hit the cap at some C is not run at the larger C of that data set
-(its time only grows with C). Every (data set, eps) runs in its own subprocess, the solvers
-alternating C by C and repeat by repeat, so that a change of the machine's load hits all of them
-alike; a point is repeated up to --repeats times while the runs of that point took less than
---repeat-budget CPU seconds in all (the median is reported). mnist values are divided by 255.
+(Glasmachers & Dogan removed it); LIBLINEAR keeps its fixed 300-iteration cap, and a run that hits
+it is marked "cap" (it then stopped early, so its time is not comparable). Each of our runs is
+capped at --timeout seconds of wall clock (checked once per outer iteration by the callback;
+reported as "> cap"), and a solver that hit the cap at some C is not run at the larger C of that
+data set (its time only grows with C). Every (data set, eps) runs in its own subprocess, the
+solvers alternating C by C and repeat by repeat, so that a change of the machine's load hits all
+of them alike; a point is repeated up to --repeats times while the runs of that point took less
+than --repeat-budget CPU seconds in all (the median is reported). mnist values are divided
+by 255.
 
 The issue 19 targets, stated as met or missed from this run's numbers: acf ÷ dcd CPU time ≤ 1.2
 for every (data set, eps, C); acf at least 3× faster than dcd at C ≥ 100 on sector.scale; the sum
 over the C grid of acf below that of dcd on every data set (and eps).
 
-Seed 003's own setting, measured here where we can: its stopping rule is the same for both
-solvers (max|PG| < eps; our dcd's default is LIBLINEAR's stricter M − m ≤ eps, |M|, |m| ≤ eps),
+The setting of Glasmachers & Dogan, measured here where we can: its stopping rule is the same for
+both solvers (max|PG| < eps; our dcd's default is LIBLINEAR's stricter M − m ≤ eps, |M|, |m| ≤ eps),
 so the paper-setting table runs the baseline with that rule (dcd_solve stop="pg") against the
 paper's ACF on sector.scale, the one set of ours like the paper's (sparse, d > n).
 
 Writes the report section build/bench/bench_acf.md with its figure (CPU time against C, log-log,
-per data set: docs/figures/bench_acf-time-vs-C.png). Data: $BSVM_DATA, default ../shared/data.
+per data set: docs/figures/bench_acf-time-vs-C.png). Data: $BSVM_DATA (required).
 
     python scripts/bench_acf.py [--quick] [--datasets w8a sector.scale] [--C 1 1000] [--eps 0.01]
 """
@@ -55,15 +57,16 @@ C_GRID = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
 QUICK = {"sector.scale": C_GRID, "w8a": [0.01, 0.1, 1.0, 10.0]}
 EPS = [0.01, 0.001]
 SOLVERS = ["dcd", "acf", "acf-paper", "liblinear"]
-PAPER_SOLVERS = ["dcd-pg", "acf-paper"]        # seed 003's comparison: one stopping rule
+PAPER_SOLVERS = ["dcd-pg", "acf-paper"]        # Glasmachers & Dogan's comparison: one stopping rule
 PAPER_SET = "sector.scale"
 RATIO_LIMIT = 1.2            # issue 19: acf ÷ dcd ≤ 1.2 everywhere
 SECTOR_SPEEDUP = 3.0         # issue 19: acf ≥ 3x faster than dcd at C ≥ 100 on sector.scale
 NAMES = {"dcd": "dcd (baseline, shrinking)", "acf": "acf (shrinking, default)",
-         "acf-paper": "acf --acf-shrink none (seed 003)", "liblinear": "LIBLINEAR -s 3",
+         "acf-paper": "acf --acf-shrink none (Glasmachers & Dogan 2013)",
+         "liblinear": "LIBLINEAR -s 3",
          "dcd-pg": "dcd, stop max|PG| < eps"}
 
-# Seed 003's data (ALGORITHMS.md Appendix A) with the sizes the LIBSVM data collection lists for
+# The data sets of Glasmachers & Dogan (2013) with the sizes the LIBSVM data collection lists for
 # them (the paper's own copies may differ slightly); none of them is in our data folder.
 PAPER_DATA = [("covtype (binary)", "581,012", "54", "dense, n ≫ d (the baseline wins there)"),
               ("kdd-a (kdd2010 algebra)", "8,407,752", "20,216,830", "sparse"),
@@ -248,8 +251,8 @@ def fmt_bounds(b):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(data_dir()),
-                    help="folder with the .xz data sets (default: $BSVM_DATA or ../shared/data)")
+    ap.add_argument("--data", default=os.environ.get("BSVM_DATA"),
+                    help="folder with the .xz data sets (default: $BSVM_DATA)")
     ap.add_argument("--datasets", nargs="+", default=DATASETS)
     ap.add_argument("--C", nargs="+", type=float, default=C_GRID)
     ap.add_argument("--eps", nargs="+", type=float, default=EPS)
@@ -267,6 +270,7 @@ def main(argv=None):
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--dataset", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    args.data = args.data or str(data_dir())        # exits with a message when BSVM_DATA is unset
     if args.worker:
         args.eps = args.eps[0]
         return worker(args)
@@ -304,7 +308,8 @@ def main(argv=None):
     body.append(paper_setting(rows, paper_rows, args))
     grid = sorted({C for _, cs in plan.items() for C in cs})
     write_section(
-        "bench_acf", "Adaptive coordinate frequencies vs dual CD and LIBLINEAR (seed 003)",
+        "bench_acf",
+        "Adaptive coordinate frequencies vs dual CD and LIBLINEAR (Glasmachers & Dogan 2013)",
         "\n\n".join(body), datasets=list(plan), peers=("liblinear-official", "numpy", "scipy"),
         extra=[f"Hyper-parameters: C ∈ {{{', '.join(f'{c:g}' for c in grid)}}} (per data set "
                f"as in the table), eps ∈ {{{', '.join(f'{e:g}' for e in args.eps)}}}, L1 loss, "
@@ -484,9 +489,9 @@ def targets(rows, args):
 
 
 def paper_setting(rows, paper_rows, args):
-    """Seed 003's own setting and where this comparison differs from it."""
-    lines = ["**Seed 003's own setting, and where ours differs.** The paper (Glasmachers & "
-             "Dogan 2013) compares its ACF with LIBLINEAR's shrinking dual CD at eps ∈ {0.01, "
+    """The setting of Glasmachers & Dogan (2013) and where this comparison differs from it."""
+    lines = ["**The setting of Glasmachers & Dogan (2013), and where ours differs.** The paper "
+             "compares its ACF with LIBLINEAR's shrinking dual CD at eps ∈ {0.01, "
              "0.001} over C ∈ {0.01, …, 1000}, without an iteration limit, and states that both "
              "stop by the same criterion. Its data sets (sizes as the LIBSVM collection lists "
              "them; none is in our data folder):", "",
@@ -514,8 +519,9 @@ def paper_setting(rows, paper_rows, args):
                              fmt_seconds(a, args.timeout),
                              fmt_bounds(bounds(seconds(d), seconds(a), args.timeout)),
                              fmt_count(d and d["updates"]), fmt_count(a and a["updates"])])
-        lines += ["", f"Seed 003's comparison with one stopping rule (max abs(PG) < eps for both) on "
-                  f"{PAPER_SET}, in this run (CPU s):", "", table(head, body), ""]
+        lines += ["", "The comparison of Glasmachers & Dogan, with one stopping rule "
+                  f"(max abs(PG) < eps for both) on {PAPER_SET}, in this run (CPU s):", "",
+                  table(head, body), ""]
         big = [(eps, C, bounds(seconds(res["dcd-pg"].get(C)), seconds(res["acf-paper"].get(C)),
                                args.timeout))
                for _, eps, cs, res in paper_rows for C in cs if C >= 10]

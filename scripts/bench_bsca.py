@@ -1,16 +1,17 @@
-"""Seed 000's benchmark (issue 4): BSCA vs BSGD at B = 500 with merging, LIBSVM and Nystroem.
+"""The benchmark of Qaadan, Schüler & Glasmachers (2019) (issue 4): BSCA vs BSGD at B = 500 with
+merging, LIBSVM and Nystroem.
 
 BSCA (budgeted stochastic coordinate ascent) against BSGD (budgeted SGD, Pegasos) at budget
 B = 500 with merging, with LIBSVM (exact SVM) and scikit-learn's Nystroem(500) + LinearSVC as
 references measured in the same run.
 
 Both budgeted solvers run E epochs with per-epoch monitoring (test accuracy, primal objective,
-BSCA's tracked dual, merge fraction, #SV; ALGORITHMS.md §3.5). The monitoring time is excluded
-from the training time. Every run happens in its own subprocess with a cap (600 s; 120 s with
---quick) and with BLAS/OpenMP on one thread; a run that hits the cap is reported as "> cap"
-and keeps the epochs it finished. The primary time is CPU time of the training (process_time),
-because the machine is shared and wall time also counts the other processes; wall time is given
-as a secondary figure.
+BSCA's tracked dual, merge fraction, #SV; docs/ALGORITHMS.md §3.5). The monitoring time is
+excluded from the training time. Every run happens in its own subprocess with a cap (600 s;
+120 s with --quick) and with BLAS/OpenMP on one thread; a run that hits the cap is reported as
+"> cap" and keeps the epochs it finished. The primary time is CPU time of the training
+(process_time), because the machine is shared and wall time also counts the other processes;
+wall time is given as a secondary figure.
 
 Per data set the script reports LIBSVM's and Nystroem's accuracy and time; for BSCA and BSGD the
 final accuracy, the CPU time to come within 0.5 points of LIBSVM's accuracy (the first epoch
@@ -18,7 +19,7 @@ whose test accuracy is >= LIBSVM − 0.5), the ratio BSGD / BSCA of those times,
 reach Nystroem's accuracy, the standard deviation of the test accuracy over the last half of the
 epochs (oscillation), the final primal objective and the merge fraction; then issue 4's targets
 as met / missed, computed from these numbers. Table 2 sets the measured merge fractions against
-seed 000's Lemma 2 rates computed from LIBSVM's α* (free SVs / n for BSCA, Σα/(nC) for BSGD);
+Qaadan et al.'s Lemma 2 rates computed from LIBSVM's α* (free SVs / n for BSCA, Σα/(nC) for BSGD);
 the primal figure draws LIBSVM's optimal objective (printed by LIBSVM, with bias) as a lower
 bound. The training CPU time per epoch is the solvers' own figure: the "cpu" of their monitor
 rows (CPU seconds of the training thread inside the core, monitoring excluded).
@@ -29,7 +30,8 @@ docs/figures/bench_bsca-accuracy.png (test accuracy against CPU time), bench_bsc
 (primal objective, and BSCA's tracked dual, against CPU time) and bench_bsca-merge.png (merge
 fraction against epoch).
 
-Settings (those of scripts/bench_bsgd.py; C and γ of seed 000 / 002, Appendix A):
+Settings (those of scripts/bench_bsgd.py; C and γ of Qaadan et al. 2019 and Glasmachers & Qaadan
+2018):
   a9a C = 32, γ = 2^-7; ijcnn1 C = 32, γ = 2; w8a C = 8, γ = 2^-5;
   skin_nonskin C = 32, γ = 2^-7 on the raw RGB values, seeded 80/20 split (seed 0).
 Full mode: a9a, ijcnn1, w8a with 20 epochs, skin_nonskin with 5, seeds 1, 2, 3; LIBSVM once per
@@ -38,7 +40,7 @@ data set (it is deterministic), Nystroem once per seed (random_state = seed).
 
 Usage:  python scripts/bench_bsca.py [--quick] [--datasets a9a,ijcnn1] [--epochs 20]
         [--seeds 1,2,3] [--merge-search lookup-wd] [--cap 600] [--no-peers]
-Data: $BSVM_DATA (default ../shared/data relative to the repository).
+Data: $BSVM_DATA (required).
 """
 import argparse
 import csv
@@ -164,7 +166,7 @@ EXACT_KERNEL_BYTES = 7 * 2 ** 30
 
 
 def exact_sca(X, y, Xt, yt, C, gamma, epochs, seed):
-    """Unbudgeted stochastic coordinate ascent (ALGORITHMS.md §3.2 without the budget: every
+    """Unbudgeted stochastic coordinate ascent (docs/ALGORITHMS.md §3.2 without the budget: every
     step updates the exact decision values f = K(α∘y)), with the float32 kernel matrix, a numpy
     permutation per epoch (seeded) and the test accuracy after every epoch. It shows how much
     of BSCA's oscillation comes from the steps themselves rather than from merging."""
@@ -402,7 +404,7 @@ def panels(plt, names, height=3.2):
 
 
 def lemma2(res):
-    """(p_SCA, p_SGD) of seed 000's Lemma 2 from LIBSVM's α* (None without a LIBSVM run)."""
+    """(p_SCA, p_SGD) of Qaadan et al.'s Lemma 2 from LIBSVM's α* (None without a LIBSVM run)."""
     lib = res["libsvm"]
     if not (lib and "sum_alpha" in lib):
         return None
@@ -505,7 +507,7 @@ def figures(results, seeds):
         fig, "bench_bsca-primal.png",
         "Primal objective ½‖w̃‖² + C Σ hinge of the budgeted model after every epoch against "
         "training CPU time (log scale), BSCA (blue) and BSGD (orange); dashed: BSCA's tracked "
-        "dual 1ᵀα − ½ Σ α_i y_i f̃(x_i) (ALGORITHMS.md §3.5; non-positive values are not "
+        "dual 1ᵀα − ½ Σ α_i y_i f̃(x_i) (docs/ALGORITHMS.md §3.5; non-positive values are not "
         "drawn); black: the optimal objective of LIBSVM's exact SVM in this run, which has a "
         "bias and is therefore a lower bound for the primal of any bias-free model."))
     # (3) merge fraction against epoch
@@ -533,7 +535,7 @@ def figures(results, seeds):
     out.append(save_figure(
         fig, "bench_bsca-merge.png",
         f"Merge fraction (merges in the epoch / training rows) per epoch, B = {BUDGET}. "
-        "Dotted lines: the rates seed 000's Lemma 2 gives without a budget, from LIBSVM's "
+        "Dotted lines: the rates Qaadan et al.'s Lemma 2 gives without a budget, from LIBSVM's "
         "solution in this run: BSCA |{0 < α*_i < C}|/n, BSGD Σα*_i/(nC)."))
     return out
 
@@ -613,9 +615,9 @@ def discussion(results, seeds):
         nys_text = (f"; Nystroem here {statistics.median(100 * r['accuracy'] for r in nys):.2f}% "
                     f"in {statistics.median(r['cpu'] for r in nys):.1f} CPU s" if nys else "")
         lines.append(
-            f"- a9a (seed 000's ADULT, C = 32): the authors' BSCA reaches 83.9% after 49 s and "
-            f"Nystroem 84.9% in 10.7 s. Here BSCA ends at {acc_cell(s['final_acc'])}% after "
-            f"{spread(s['cpu'], '{:.1f}')} CPU s over {max(s['epochs'])} epochs (best epoch "
+            f"- a9a (ADULT in Qaadan et al. 2019, C = 32): the authors' BSCA reaches 83.9% after "
+            f"49 s and Nystroem 84.9% in 10.7 s. Here BSCA ends at {acc_cell(s['final_acc'])}% "
+            f"after {spread(s['cpu'], '{:.1f}')} CPU s over {max(s['epochs'])} epochs (best epoch "
             f"{max(100 * r['test_accuracy'] for run in s['runs'] for r in run['rows']):.2f}%)"
             f"{nys_text}. Absolute times are not comparable across machines and "
             "implementations; the ratios within this run are. Where the final accuracy is far "
@@ -633,7 +635,7 @@ def discussion(results, seeds):
             lines.append(
                 f"- {name}: BSCA oscillates more than BSGD (sd {sa:.2f} vs {sb:.2f} points; its "
                 f"per-epoch test accuracy spans {min(half):.1f}–{max(half):.1f}% over the last "
-                f"half, {min(acc):.1f}–{max(acc):.1f}% overall), unlike seed 000's figures. "
+                f"half, {min(acc):.1f}–{max(acc):.1f}% overall), unlike Qaadan et al.'s figures. "
                 f"Likely reason: with C = {DATASETS[name]['C']:g} a single clipped Newton step "
                 "δ ∈ [−C, C] is large against the margin of a model made of "
                 f"{BUDGET} merged points, so each step and its merge move the decision function "
@@ -651,15 +653,16 @@ def discussion(results, seeds):
         if lemma:
             pa, pb = 100 * lemma[0], 100 * lemma[1]
             text = (f"- {name}: merge fraction in the last epoch BSCA {ma:.1f}%, BSGD {mb:.1f}%; "
-                    f"seed 000's Lemma 2 (no budget, from LIBSVM's α* in this run) gives "
+                    f"Qaadan et al.'s Lemma 2 (no budget, from LIBSVM's α* in this run) gives "
                     f"{pa:.1f}% and {pb:.1f}%.")
             if ma > 1.5 * pa:
                 text += (f" BSCA merges {ma / max(pa, 1e-9):.1f}x more often than the lemma's "
                          "rate. Likely reason: the lemma describes the unbudgeted iteration near "
                          "its optimum, where only free coordinates still move; with a budget "
-                         "the model f̃ is not w(α), the KKT violations do not decay (ALGORITHMS.md "
-                         "§3.4), so bounded and zero coordinates keep getting non-zero steps and "
-                         "every one of them is an insertion (no coalescing, §3.2).")
+                         "the model f̃ is not w(α), the KKT violations do not decay "
+                         "(docs/ALGORITHMS.md §3.4), so bounded and zero coordinates keep "
+                         "getting non-zero steps and every one of them is an insertion (no "
+                         "coalescing, §3.2).")
             if mb > 1.5 * pb:
                 text += (f" BSGD merges {mb / max(pb, 1e-9):.1f}x more often than the lemma's "
                          "rate, likely because the budgeted model has not converged after "
@@ -669,12 +672,12 @@ def discussion(results, seeds):
         lines.append(f"- One seed ({seeds[0]}) per solver: differences of a point or two between "
                      "single runs may be noise (see the sd column and the figure).")
     lines.append(
-        "- Setting differences from seed 000: no bias in either budgeted solver (LIBSVM and "
-        "LinearSVC fit one), merging partners found by the lookup-WD table of seed 002 instead "
-        "of golden section search, the data files as distributed by LIBSVM (a9a/ADULT, w8a and "
-        "ijcnn1 are the LIBSVM versions; skin_nonskin has no test file, so a seeded 80/20 "
-        "split is used), and LinearSVC with its default squared hinge loss, as in "
-        "bench_bsgd.py.")
+        "- Setting differences from Qaadan et al. (2019): no bias in either budgeted solver "
+        "(LIBSVM and LinearSVC fit one), merging partners found by the lookup-WD table of "
+        "Glasmachers & Qaadan (2018) instead of golden section search, the data files as "
+        "distributed by LIBSVM (a9a/ADULT, w8a and ijcnn1 are the LIBSVM versions; "
+        "skin_nonskin has no test file, so a seeded 80/20 split is used), and LinearSVC with "
+        "its default squared hinge loss, as in bench_bsgd.py.")
     return lines
 
 
@@ -781,8 +784,8 @@ def main(argv=None):
                                       args.merge_search, cap)
     total = time.perf_counter() - start
     body = [
-        f"BSCA (ALGORITHMS.md §3) against BSGD (Pegasos, §1) at B = {BUDGET}, both merging with "
-        f"{args.merge_search}, with per-epoch monitoring. Times are **CPU seconds of the "
+        f"BSCA (docs/ALGORITHMS.md §3) against BSGD (Pegasos, §1) at B = {BUDGET}, both merging "
+        f"with {args.merge_search}, with per-epoch monitoring. Times are **CPU seconds of the "
         "training** (process_time inside the solver core; data loading, objective and "
         "test-accuracy evaluation excluded) because the machine is shared; wall seconds "
         "(monitoring also excluded) are secondary. Each run is its own process with BLAS on one "
@@ -806,7 +809,7 @@ def main(argv=None):
         body.insert(2, "‡: LinearSVC stopped at its iteration limit (ConvergenceWarning).")
     if results:
         body.append("### Table 2. Merge fraction (merges per training row and epoch, %) against "
-                    "seed 000's Lemma 2\n\n" + merge_table(results))
+                    "Qaadan et al.'s Lemma 2\n\n" + merge_table(results))
     body += figures(results, seeds)
     body.append("\n".join(targets(results)))
     body.append("\n".join(discussion(results, seeds)))
@@ -814,7 +817,7 @@ def main(argv=None):
         body.append("Skipped (data missing): " + ", ".join(missing) + ".")
     files = [f for n in names for f in (DATASETS[n]["train"], DATASETS[n]["test"]) if f]
     write_section(
-        "bench_bsca", "BSCA vs BSGD (seed 000)", "\n\n".join(body),
+        "bench_bsca", "BSCA vs BSGD (Qaadan, Schüler & Glasmachers 2019)", "\n\n".join(body),
         datasets=[f[:-len(".xz")] for f in files],
         peers=("libsvm-official", "scikit-learn", "numpy"),
         extra=["Mode: " + ("quick" if args.quick else "full")

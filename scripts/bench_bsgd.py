@@ -8,8 +8,8 @@ build/bench/bench_bsgd.md (printed too) with the figure docs/figures/bench_bsgd-
 (test accuracy against the budget for merge, projection, removal and Nystroem, LIBSVM as a
 horizontal line).
 
-Data come from $BSVM_DATA (default ../shared/data relative to the repository). Settings
-(ALGORITHMS.md Appendix A where the seeds give them):
+Data come from $BSVM_DATA (required). Settings (those of Qaadan, Schüler & Glasmachers 2019 and
+Glasmachers & Qaadan 2018 where these papers give them):
 
   a9a            C = 32, γ = 2^-7
   ijcnn1         C = 32, γ = 2
@@ -291,20 +291,20 @@ def bench_scaling(seed, merge_search):
         if spread_pct <= 20:
             text += (f"\n\nCPU time per 10k iterations is flat within {spread_pct:.0f}% across "
                      "a 4x range of n: a BSGD step costs O(B), independent of the number of "
-                     "training rows, as seed 001 states.")
+                     "training rows, as Wang et al. (2012) state.")
         else:
             text += (f"\n\nCPU time per 10k iterations varies by {spread_pct:.0f}% across a 4x "
                      "range of n, so it is **not flat** in this run, although a BSGD step "
-                     "costs O(B) whatever n (seed 001). The likely reason is a fixed cost per "
-                     "run that weighs most on the shortest run (a one-off set-up in the "
-                     "solver, or load on the shared machine while it ran).")
+                     "costs O(B) whatever n (Wang, Crammer & Vucetic 2012). The likely reason "
+                     "is a fixed cost per run that weighs most on the shortest run (a one-off "
+                     "set-up in the solver, or load on the shared machine while it ran).")
     return text
 
 
 def discussion(results, maintenances):
-    lines = ["**Against the paper.** Seed 001 finds merging the best of the three budget "
-             "maintenance strategies, with accuracy close to the exact SVM at a fraction of its "
-             "cost, and removal the worst. Here:"]
+    lines = ["**Against the paper.** Wang et al. (2012) find merging the best of the three "
+             "budget maintenance strategies, with accuracy close to the exact SVM at a fraction "
+             "of its cost, and removal the worst. Here:"]
     for name, res in results.items():
         best_other = []
         for B in res["budgets"]:
@@ -366,10 +366,11 @@ def discussion(results, maintenances):
                         f"exact SVM keeps {a9a['libsvm']['n_sv']:,} support vectors, so a "
                         "budget of 500 is a much coarser approximation there."))
     lines.append(
-        "\nWhere our setting differs from seed 001's, and why results may differ: seed 001 "
-        "standardises the features, tunes C and γ by 10-fold CV per data set and makes a "
-        "single pass; we use the LIBSVM-scaled files as distributed, the C and γ of seeds "
-        "000/002 (or of the literature, see the script's header) for all methods, and 5 epochs. "
+        "\nWhere our setting differs from Wang et al.'s, and why results may differ: Wang et "
+        "al. (2012) standardise the features, tune C and γ by 10-fold CV per data set and make "
+        "a single pass; we use the LIBSVM-scaled files as distributed, the C and γ of Qaadan "
+        "et al. (2019) and Glasmachers & Qaadan (2018) (or of the literature, see the script's "
+        "header) for all methods, and 5 epochs. "
         "Single seed per cell: BSGD's accuracy varies by a few points between seeds on a9a "
         "(80.5–84.5% at B = 500 in issue 3's three-seed run), so differences of that size "
         "between strategies are within noise.")
@@ -392,7 +393,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--merge-search", default="gss",
-                    help="merging's partner search (default gss, as in seed 001)")
+                    help="merging's partner search (default gss, as in Wang et al. 2012)")
     args = ap.parse_args(argv)
     if args.run_one:
         print(json.dumps(run_one(json.loads(args.run_one))))
@@ -431,7 +432,7 @@ def main(argv=None):
     files = [f for name in plan for f in (DATASETS[name]["train"], DATASETS[name]["test"]) if f]
     write_section(
         "bench_bsgd", "Budgeted vs exact SVM and Nyström; removal vs projection vs merging "
-        "(seed 001)", "\n\n".join(body),
+        "(Wang, Crammer & Vucetic 2012)", "\n\n".join(body),
         datasets=[f[:-len(".xz")] for f in files],
         peers=("libsvm-official", "scikit-learn", "numpy", "scipy"),
         extra=["Hyper-parameters (RBF kernel, same C and γ for every method): "
@@ -441,7 +442,7 @@ def main(argv=None):
                                            for n, b in plan.items()),
                f"BSGD: the paper's algorithm (--polish none: no refit, no coalescing), Pegasos "
                f"variant, {args.epochs} epochs, merging with --merge-search "
-               f"{args.merge_search}" + (" (golden section search, ε = 0.01, as seed 001)"
+               f"{args.merge_search}" + (" (golden section search, ε = 0.01, as Wang et al. 2012)"
                                          if args.merge_search == "gss" else "")
                + f", seed {args.seed}; Nystroem: sklearn Nystroem(n_components = B, random_state = "
                f"{args.seed}) + LinearSVC(C, random_state = 0); LIBSVM: -s 0 -t 2 -m 500",

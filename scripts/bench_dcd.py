@@ -13,7 +13,7 @@ the cap), median (min–max) times, the time-per-outer-iteration ratio and, wher
 the total-time ratio (ours / LIBLINEAR; target ≤ 1.2), and the primal objective of both
 solutions (parity: the same problem solved to the same tolerance).
 
-    BSVM_DATA=/work/shared/data python scripts/bench_dcd.py [--repeats 3] [--json out.json]
+    BSVM_DATA=/path/to/data python scripts/bench_dcd.py [--repeats 3] [--json out.json]
 """
 import argparse
 import json
@@ -87,8 +87,8 @@ def median_run(fn, repeats):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(data_dir()),
-                    help="folder with the .xz data sets (default: $BSVM_DATA or ../shared/data)")
+    ap.add_argument("--data", default=os.environ.get("BSVM_DATA"),
+                    help="folder with the .xz data sets (default: $BSVM_DATA)")
     ap.add_argument("--datasets", nargs="+", default=DATASETS)
     ap.add_argument("--C", nargs="+", type=float, default=[0.01, 1.0, 100.0])
     ap.add_argument("--eps", type=float, default=0.1)
@@ -100,6 +100,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true",
                     help="a9a, w8a and ijcnn1 at C = 0.01 and 1")
     args = ap.parse_args(argv)
+    args.data = args.data or str(data_dir())        # exits with a message when BSVM_DATA is unset
     if args.quick:
         args.datasets, args.C = ["a9a", "w8a", "ijcnn1"], [0.01, 1.0]
     from liblinear import liblinear as ll

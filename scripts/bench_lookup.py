@@ -1,7 +1,7 @@
-"""Lookup merging vs golden section search (issue 4, seed 002): where BSGD's time goes and how
-much of it the precomputed tables save.
+"""Lookup merging vs golden section search (issue 4; Glasmachers & Qaadan 2018): where BSGD's
+time goes and how much of it the precomputed tables save.
 
-BSGD (Pegasos, merging) trained with each merge search — gss (ε = 0.01, seed 002's
+BSGD (Pegasos, merging) trained with each merge search — gss (ε = 0.01, Glasmachers & Qaadan's
 "GSS-standard"), gss-precise (ε = 1e-10), lookup-h and lookup-wd — on the same data, budget, epochs
 and seed, the methods interleaved seed by seed so that changes in machine load hit them alike.
 Times are CPU seconds of the training call (process_time; BLAS and OpenMP limited to one thread)
@@ -10,15 +10,15 @@ maintenance ("maintenance", i.e. merging). Data loading and prediction are not t
 
 Table 1: per data set and budget, median (min–max) over the seeds of the total CPU time and the
 time in maintenance, the fraction of steps that merged, test accuracy (mean ± sd over seeds) and
-the agreement of the predicted test labels with the gss model of the same seed. Table 2 (seed
-002's Table 3): comparison mode, where every merge also rescans the candidates with gss and
-gss-precise: how often each search picks the same partner as gss / gss-precise, and the weight
-degradation of its pair over the precise minimum.
+the agreement of the predicted test labels with the gss model of the same seed. Table 2
+(Table 3 of Glasmachers & Qaadan): comparison mode, where every merge also rescans the candidates
+with gss and gss-precise: how often each search picks the same partner as gss / gss-precise, and
+the weight degradation of its pair over the precise minimum.
 
-Settings (ALGORITHMS.md Appendix A, as bench_bsgd.py): a9a C = 32, γ = 2^-7; ijcnn1 C = 32,
-γ = 2; w8a C = 8, γ = 2^-5; skin_nonskin C = 32, γ = 2^-7 on raw values with a seeded 80/20
-split (1 epoch: the largest set, as seed 002 does for SUSY). B = 100 and 500, 20 epochs, seeds
-1–5.
+Settings (those of the papers, as bench_bsgd.py): a9a C = 32, γ = 2^-7; ijcnn1 C = 32, γ = 2;
+w8a C = 8, γ = 2^-5; skin_nonskin C = 32, γ = 2^-7 on raw values with a seeded 80/20 split
+(1 epoch: the largest set, as Glasmachers & Qaadan do for SUSY). B = 100 and 500, 20 epochs,
+seeds 1–5.
 
 --quick: a9a and ijcnn1 at B = 100, 5 epochs, seeds 1–3, comparison mode on ijcnn1.
 
@@ -46,14 +46,14 @@ from budgetsvm.labels import group_classes  # noqa: E402
 from budgetsvm.params import TrainParams  # noqa: E402
 
 SEARCHES = ("gss", "gss-precise", "lookup-h", "lookup-wd")
-LARGEST = "skin_nonskin"            # one pass, as seed 002 does on its largest set
+LARGEST = "skin_nonskin"            # one pass, as Glasmachers & Qaadan do on their largest set
 SAVING_TARGET = 0.30
 MERGE_HEAVY = 0.10                  # sets where at least this fraction of steps merge
-PAPER = ("Seed 002 (ALGORITHMS.md §2.6) reports total-time savings of 0.5–43% for Lookup-WD "
-         "(up to 44% on SUSY, B = 100, one pass), merging time down by up to 65%, equal "
-         "accuracy, 74–97% agreement of merge decisions with GSS-standard, and a WD excess over "
-         "the precise minimum of 1.0005–1.051 for GSS-standard against 1.00005–1.0073 for "
-         "Lookup-WD.")
+PAPER = ("Glasmachers & Qaadan (2018; docs/ALGORITHMS.md §2.6) report total-time savings of "
+         "0.5–43% for Lookup-WD (up to 44% on SUSY, B = 100, one pass), merging time down by "
+         "up to 65%, equal accuracy, 74–97% agreement of merge decisions with GSS-standard, "
+         "and a WD excess over the precise minimum of 1.0005–1.051 for GSS-standard against "
+         "1.00005–1.0073 for Lookup-WD.")
 
 
 def train(data, name, budget, epochs, search, seed, compare=False):
@@ -243,16 +243,16 @@ def main():
     if not measured:
         raise SystemExit("no data set found")
     body = [verdict(measured), main_table(measured), figure(measured),
-            "Comparison mode (seed 002 Table 3): every merge of a run with the search named "
-            "rescans all candidates with gss and gss-precise, in that run's own trajectory "
-            f"(seed {seeds[0]}). 'Same partner' compares indices; many candidates are tied "
-            "(identical rows of binary data such as a9a and w8a), so 'attains the precise "
+            "Comparison mode (Glasmachers & Qaadan 2018, Table 3): every merge of a run with "
+            "the search named rescans all candidates with gss and gss-precise, in that run's own "
+            f"trajectory (seed {seeds[0]}). 'Same partner' compares indices; many candidates are "
+            "tied (identical rows of binary data such as a9a and w8a), so 'attains the precise "
             "minimum' — the chosen partner's precise weight degradation (WD) equals the smallest "
             "one up to 1e-9, ties included — is the measure of a correct choice. "
-            "Σ WD / Σ minimum is the total WD excess of the run's choices (seed 002's WD "
-            "factor); the mean and max of the per-merge ratios are dominated by merges whose "
-            "smallest WD is nearly 0 (a tiny coefficient), where gss's absolute resolution of "
-            "0.01 in h is a large relative error.",
+            "Σ WD / Σ minimum is the total WD excess of the run's choices (Glasmachers & "
+            "Qaadan's WD factor); the mean and max of the per-merge ratios are dominated by merges "
+            "whose smallest WD is nearly 0 (a tiny coefficient), where gss's absolute resolution "
+            "of 0.01 in h is a large relative error.",
             compare_table(measured),
             PAPER + " Our numbers are for a different implementation (a Cython GSS whose "
             "cost per candidate is small next to the kernel row of the step) and for the data "
@@ -262,7 +262,8 @@ def main():
         body.append(f"Missing data sets (rows skipped): {', '.join(missing)}.")
     epochs_text = ", ".join(f"{n}: {m['epochs']} epoch{'s' if m['epochs'] > 1 else ''} "
                             f"({m['n']:,} training rows)" for n, m in measured.items())
-    write_section("bench_lookup", "Lookup merging vs golden section search (seed 002)",
+    write_section("bench_lookup",
+                  "Lookup merging vs golden section search (Glasmachers & Qaadan 2018)",
                   "\n\n".join(body), datasets=names, peers=("numpy",),
                   extra=["BSGD (Pegasos) in the papers' mode (--polish none), merging, " + "; ".join(
                              f"{n} C = {DATASETS[n]['C']:g}, γ = {DATASETS[n]['gamma']:g}"

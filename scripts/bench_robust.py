@@ -21,7 +21,7 @@ section (tables, targets met or missed, the figure) is made from that file, so
 `--report-only` rebuilds it without measuring again.
 
 Usage:  python scripts/bench_robust.py [--quick] [--datasets a9a,ijcnn1] [--report-only]
-Data: $BSVM_DATA (default ../shared/data relative to the repository).
+Data: $BSVM_DATA (required).
 """
 import argparse
 import json

@@ -1,28 +1,28 @@
 #!/usr/bin/env python
 """The Weston–Watkins solver (-s ww) against LIBLINEAR's Crammer–Singer solver (-s 4,
-liblinear-official) for issue 19's targets, and seed 004's experiment (ALGORITHMS.md Appendix A):
-block CD with Walrus vs the Shark-style iterative subproblem solver. Writes the report section
-build/bench/bench_ww.md (printed too) with the figures docs/figures/bench_ww-time-per-set.png
-(CPU time per data set and C: -s ww, -s ww --ww-shrink none, LIBLINEAR -s 4) and
-docs/figures/bench_ww-speedup-vs-k.png (iterative/Walrus time ratio against the number of
-classes).
+liblinear-official) for issue 19's targets, and the experiment of Wang & Scott (2021; see
+docs/ALGORITHMS.md §5): block CD with Walrus vs the Shark-style iterative subproblem solver. Writes
+the report section build/bench/bench_ww.md (printed too) with the figures
+docs/figures/bench_ww-time-per-set.png (CPU time per data set and C: -s ww, -s ww --ww-shrink none,
+LIBLINEAR -s 4) and docs/figures/bench_ww-speedup-vs-k.png (iterative/Walrus time ratio against the
+number of classes).
 
 Part 1, issue 19 (sector, dna, satimage, mnist at C ∈ {2^-2, 1, 2^2} by default): CPU time of
 train_ww with the default options (shrinking, adaptive gap schedule, δ = 0.0009, at most 1000
 outer iterations; gap evaluations included, data loading excluded), of the same with
---ww-shrink none (seed 004's algorithm), and of LIBLINEAR's train() with -s 4 at the same C and
-its default eps; test accuracy of each. The three alternate run by run; a point is repeated up
+--ww-shrink none (Wang & Scott's algorithm), and of LIBLINEAR's train() with -s 4 at the same C
+and its default eps; test accuracy of each. The three alternate run by run; a point is repeated up
 to --repeats times while its runs took less than --repeat-budget CPU seconds in all (median
 reported). Targets, stated as met or missed from these numbers: ww ÷ LIBLINEAR ≤ 1.2 and the
 test accuracy of ww at least LIBLINEAR's − 0.3 points, at every point.
 
-Part 2, seed 004: Walrus and iterative, both without shrinking and stopped at gap_t < δ·gap_1
-with the gap evaluated after every outer iteration (the authors' metric), timing the block steps
-alone (evaluation and data loading excluded), as the paper does.
+Part 2, Wang & Scott (2021): Walrus and iterative, both without shrinking and stopped at
+gap_t < δ·gap_1 with the gap evaluated after every outer iteration (the authors' metric), timing
+the block steps alone (evaluation and data loading excluded), as the paper does.
 
 All times are CPU seconds of this process (single-threaded code) unless --wall is given, so that
-other jobs on a shared machine distort them less. Data: $BSVM_DATA (default ../shared/data
-relative to the repository), LIBSVM files, optionally .xz; mnist values are divided by 255.
+other jobs on a shared machine distort them less. Data: $BSVM_DATA (required), LIBSVM
+files, optionally .xz; mnist values are divided by 255.
 
     python scripts/bench_ww.py --quick
     python scripts/bench_ww.py --sets sector --log2c 0
@@ -50,7 +50,8 @@ from budgetsvm.params import TrainParams       # noqa: E402
 from budgetsvm.ww import train_ww              # noqa: E402
 
 sys.path.insert(0, str(REPO / "scripts"))
-from _common import CapturedCStdout, pyplot, save_figure, spread, table, write_section  # noqa: E402
+from _common import (DATA_UNSET, CapturedCStdout, pyplot, save_figure, spread, table,  # noqa: E402
+                     write_section)
 
 SETS = {   # name: (train file, test file, scale)
     "dna": ("dna.scale", "dna.scale.t", 1.0),
@@ -123,11 +124,11 @@ def run_liblinear(X, y, Xt, yt, C):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=os.environ.get("BSVM_DATA",
-                                                     str(REPO.parent / "shared" / "data")))
+    ap.add_argument("--data", default=os.environ.get("BSVM_DATA"),
+                    help="folder with the .xz data sets (default: $BSVM_DATA)")
     ap.add_argument("--sets", default=",".join(ORDER))
     ap.add_argument("--log2c", default=None,
-                    help="comma-separated exponents of C (default -2,0,2; seed 004: -6..3)")
+                    help="comma-separated exponents of C (default -2,0,2; Wang & Scott: -6..3)")
     ap.add_argument("--quick", action="store_true",
                     help="dna and satimage at C = 2^-2, 1, 2^2 and sector at C = 1")
     ap.add_argument("--eps", type=float, default=0.0009, help="δ of the relative-gap stop")
@@ -137,9 +138,11 @@ def main(argv=None):
                     help="repeat a point only while its runs took less CPU time than this")
     ap.add_argument("--no-liblinear", action="store_true")
     ap.add_argument("--no-paper", action="store_true",
-                    help="skip part 2 (seed 004: Walrus vs iterative without shrinking)")
+                    help="skip part 2 (Wang & Scott: Walrus vs iterative without shrinking)")
     ap.add_argument("--wall", action="store_true", help="wall-clock instead of CPU times")
     args = ap.parse_args(argv)
+    if not args.data:
+        sys.exit(DATA_UNSET)
     global CLOCK
     CLOCK = time.perf_counter if args.wall else time.process_time
     folder = Path(args.data)
@@ -170,7 +173,7 @@ def main(argv=None):
         body.append(figure)
     body.append(peer_targets(peers))
     if paper:
-        body += ["### Walrus vs the iterative subproblem solver (seed 004)",
+        body += ["### Walrus vs the iterative subproblem solver (Wang & Scott 2021)",
                  paper_table(paper, args, clock)]
         figure = make_figure(paper)
         if figure:
@@ -178,7 +181,7 @@ def main(argv=None):
         body.append(discussion(paper))
     write_section(
         "bench_ww", "Weston–Watkins SVM: -s ww vs LIBLINEAR -s 4, and Walrus vs the iterative "
-        "subproblem solver (seed 004)",
+        "subproblem solver (Wang & Scott 2021)",
         "\n\n".join(body),
         datasets=[f for name in plan for f in SETS[name][:2]],
         peers=("liblinear-official", "numpy", "scipy"),
@@ -267,7 +270,7 @@ def peer_table(results, args, clock):
                   "ww it, un-shrinks", "ww none it", "LL it"], rows) + (
         f"\n\n{clock} seconds of training, median (min–max) where repeated. ww: `-s ww` with its "
         "defaults (shrinking, adaptive gap schedule, gap evaluations included); ww none: "
-        "`--ww-shrink none`, seed 004's algorithm; both stop at gap_t < δ·gap_1 or after "
+        "`--ww-shrink none`, Wang & Scott's algorithm; both stop at gap_t < δ·gap_1 or after "
         f"{args.max_iter} outer iterations ('(max)': stopped there, not converged). LL: "
         "LIBLINEAR's Crammer–Singer solver `-s 4` at the same C with its default eps 0.1 (a "
         "different multi-class formulation and stopping rule: the practical peer). Accuracy "
@@ -298,7 +301,7 @@ def peer_figure(results):
     ax.grid(True, axis="y", which="major", alpha=0.3)
     return save_figure(fig, "bench_ww-time-per-set.png",
                        "CPU time of training per data set and C (log scale): -s ww with "
-                       "shrinking, seed 004's algorithm (--ww-shrink none) and LIBLINEAR -s 4, "
+                       "shrinking, Wang & Scott's algorithm (--ww-shrink none) and LIBLINEAR -s 4, "
                        "in the same run")
 
 
@@ -331,7 +334,7 @@ def peer_targets(results):
                      f"{notconv[0]['it_ww']} iterations): "
                      + ", ".join(f"{r['name']} C=2^{r['e']}" for r in notconv) + ".")
     gain = [med(r["paper"]) / med(r["ww"]) for r in results]
-    lines.append(f"- shrinking against seed 004's algorithm (ww none ÷ ww): "
+    lines.append(f"- shrinking against Wang & Scott's algorithm (ww none ÷ ww): "
                  f"{min(gain):.2f}–{max(gain):.2f}x.")
     return "\n".join(lines)
 
@@ -350,7 +353,7 @@ def paper_table(results, args, clock):
     return table(["data", "k", "C", "Walrus it", "Walrus s", "iterative it", "iterative s",
                   "speed-up", "acc Walrus %", "acc iter. %"], rows) + (
         f"\n\n{clock} seconds of the block steps alone (evaluation and data loading excluded, "
-        "as seed 004 does), median (min–max) where repeated. Both without shrinking "
+        "as Wang & Scott (2021) do), median (min–max) where repeated. Both without shrinking "
         "(`--ww-shrink none`) and stopped at gap_t < δ·gap_1 with the gap evaluated after "
         f"every outer iteration, or after {args.max_iter} ('(max)'); speed-up = iterative / "
         "Walrus.")
@@ -399,8 +402,8 @@ def span(lo, hi, fmt="{:.2f}"):
 
 def discussion(results):
     med = np.median
-    lines = ["**Against the paper.** Seed 004 finds Walrus clearly faster than the iterative "
-             "solver on data sets with many classes (sector, k = 105; aloi, k = 1000), "
+    lines = ["**Against the paper.** Wang & Scott (2021) find Walrus clearly faster than the "
+             "iterative solver on data sets with many classes (sector, k = 105; aloi, k = 1000), "
              "comparable for small k, with satimage (k = 6) the one set where the iterative "
              "solver is at least as fast, and equal test accuracy. Here:"]
     ratio = {id(r): med(r["iterative"]) / med(r["walrus"]) for r in results}

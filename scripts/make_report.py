@@ -25,13 +25,15 @@ RUNS = SECTION_DIR / "runs.json"
 SECTIONS = [
     ("bench_robust", "Robust budgeted training: the refit against the papers' mode, Nystroem "
                      "and LIBSVM"),
-    ("bench_bsca", "BSCA vs BSGD (seed 000)"),
+    ("bench_bsca", "BSCA vs BSGD (Qaadan, Schüler & Glasmachers 2019)"),
     ("bench_bsgd", "Budgeted vs exact SVM and Nyström; removal vs projection vs merging "
-                   "(seed 001)"),
-    ("bench_lookup", "Lookup merging vs golden section search (seed 002)"),
-    ("bench_acf", "Adaptive coordinate frequencies vs dual CD and LIBLINEAR (seed 003)"),
+                   "(Wang, Crammer & Vucetic 2012)"),
+    ("bench_lookup", "Lookup merging vs golden section search (Glasmachers & Qaadan 2018)"),
+    ("bench_acf", "Adaptive coordinate frequencies vs dual CD and LIBLINEAR "
+                  "(Glasmachers & Dogan 2013)"),
     ("bench_dcd", "Dual coordinate descent vs LIBLINEAR -s 3 (parity)"),
-    ("bench_ww", "Weston–Watkins SVM: Walrus vs the iterative subproblem solver (seed 004)"),
+    ("bench_ww", "Weston–Watkins SVM: Walrus vs the iterative subproblem solver "
+                 "(Wang & Scott 2021)"),
     ("bench_io", "Reading speed vs scikit-learn's reader; model loading vs LIBLINEAR"),
     ("bench_predict", "Prediction speed vs LIBSVM"),
     ("bench_stream", "Memory of streaming training"),

@@ -1,7 +1,7 @@
 """Run every benchmark in scripts/ in the report's order, each as its own process (with --quick
 when quick), then assemble docs/BENCHMARKS.md with scripts/make_report.py. A failing benchmark
-is reported and the others still run; the exit status is then 1. Data sets come from BSVM_DATA
-(default ../shared/data).
+is reported and the others still run; the exit status is then 1. Data sets come from the folder
+named by BSVM_DATA (required by the benchmarks that use data beyond data/).
 
     python scripts/run_benchmarks.py [--quick] [--only io,dcd]
 """

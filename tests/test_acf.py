@@ -1,8 +1,8 @@
-"""Adaptive coordinate frequencies (ACF/AVSF, _dcd.pyx acf_solve), ALGORITHMS.md §4.4, §7.5.
+"""Adaptive coordinate frequencies (ACF/AVSF, _dcd.pyx acf_solve), docs/ALGORITHMS.md §4.4, §7.5.
 
-Two modes: shrink="none" is seed 003's Algorithms 3–5 as published; shrink="on" (the default of
--s acf) adds LIBLINEAR-style shrinking of rows stuck at a bound, with un-shrinking and a verifying
-uniform sweep before it stops, and draws its schedules by systematic sampling.
+Two modes: shrink="none" is Algorithms 3–5 of Glasmachers & Dogan (2013) as published; shrink="on"
+(the default of -s acf) adds LIBLINEAR-style shrinking of rows stuck at a bound, with un-shrinking
+and a verifying uniform sweep before it stops, and draws its schedules by systematic sampling.
 
 Oracles: the baseline dual CD solver and LIBLINEAR (liblinear-official) for the optimum, a generic
 QP solve on tiny problems, numpy recomputations of w, the projected gradients and the
@@ -445,9 +445,9 @@ def test_wrong_shrinking_is_repaired():
 
 
 def reference_acf(X, y, C, eps, loss="l1", seed=1, c=0.2, pmin=PMIN, pmax=PMAX):
-    """Seed 003's Algorithms 3–5 with Algorithm 4's schedule and the [JC] guards of
-    ALGORITHMS.md §4.4, one plain-Python float operation at a time, drawing from the solvers'
-    generator (budgetsvm._rng) in the same order. Returns (w, alpha, sweeps, updates)."""
+    """Algorithms 3–5 of Glasmachers & Dogan (2013) with Algorithm 4's schedule and the [JC] guards
+    of docs/ALGORITHMS.md §4.4, one plain-Python float operation at a time, drawing from the
+    solvers' generator (budgetsvm._rng) in the same order. Returns (w, alpha, sweeps, updates)."""
     n_rows = X.shape[0]
     data, ind, ptr = X.data, X.indices, X.indptr
     ys = np.where(np.asarray(y) > 0, 1.0, -1.0)

@@ -1,4 +1,4 @@
-"""BSCA and lookup merging in the store: the oracles of ALGORITHMS.md §7.4 (and §7.3 item 6).
+"""BSCA and lookup merging in the store: the oracles of docs/ALGORITHMS.md §7.4 (and §7.3 item 6).
 
 The reference is plain numpy stochastic coordinate ascent on a full kernel matrix, replaying the
 solver's order through budgetsvm._rng.Random: epoch e visits the e-th permutation(n) drawn from

@@ -1,4 +1,4 @@
-"""BSGD and budget maintenance: the oracles of ALGORITHMS.md §7.2.
+"""BSGD and budget maintenance: the oracles of docs/ALGORITHMS.md §7.2.
 
 Reference implementations here are plain numpy (explicit shrink of every coefficient, full
 kernel matrices, least squares, grid searches) and replay the solver's index order through

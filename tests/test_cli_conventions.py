@@ -1,4 +1,4 @@
-"""What LIBSVM/LIBLINEAR users' scripts and habits rely on (USERS.md §4): summary lines on
+"""What LIBSVM/LIBLINEAR users' scripts and habits rely on: summary lines on
 stdout, failures found before any work, one-line usage errors, hints for LIBSVM's numbers and
 single-dash long options.
 
@@ -167,7 +167,7 @@ def test_quiet_prints_no_summary(tmp_path):
 # Item: LIBSVM habits — -s numbers, single-dash long options, one-line usage errors
 # ---------------------------------------------------------------------------------------------
 
-# USERS.md §4.1 (LIBSVM svm-train -s) and §4.3 (LIBLINEAR train -s): the classification ones
+# LIBSVM's svm-train -s and LIBLINEAR's train -s numbers: the classification ones
 # and the solver options that train the same model family here.
 SAME_PROBLEM = {("LIBSVM", "0"): ["-s", "bsgd"], ("LIBLINEAR", "1"): ["-s", "dcd", "--loss", "l2"],
                 ("LIBLINEAR", "2"): ["-s", "dcd", "--loss", "l2"],

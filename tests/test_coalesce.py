@@ -1,9 +1,9 @@
 """Coalescing of repeated insertions (--coalesce): a training row that is inserted again while
-its unmerged entry is still stored adds its coefficients to that entry (docs/ALGORITHMS.md).
+its unmerged entry is still stored adds its coefficients to that entry (docs/ALGORITHMS.md §1.3).
 
 Oracles: the decision function is unchanged by coalescing while no maintenance happens (the same
 sum of kernel terms, grouped); with B ≥ n no maintenance ever happens, so budgeted SGD and SCA
-equal their unbudgeted numpy references over several epochs (ALGORITHMS.md §7.2 item 2, §7.4
+equal their unbudgeted numpy references over several epochs (docs/ALGORITHMS.md §7.2 item 2, §7.4
 item 2); no two stored entries of the same row after any step, whatever the maintenance; the stored
 vectors are distinct; streaming numbers rows globally.
 """

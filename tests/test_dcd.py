@@ -1,4 +1,5 @@
-"""Linear dual coordinate descent (budgetsvm/_dcd.pyx, budgetsvm/linear.py), ALGORITHMS.md §7.5.
+"""Linear dual coordinate descent (budgetsvm/_dcd.pyx, budgetsvm/linear.py),
+docs/ALGORITHMS.md §7.5.
 
 Oracles are independent of our own output: LIBLINEAR (liblinear-official, its printed objective
 and its weights), a generic bound-constrained QP solve with scipy, and numpy recomputations of
@@ -292,8 +293,8 @@ def qp_primal(X, y, C_i, loss):
 @pytest.mark.parametrize("loss", ["l1", "l2"])
 @pytest.mark.parametrize("n,d", [(10, 14), (40, 3)])
 def test_tiny_problem_matches_qp(loss, n, d, core):
-    # both linear solvers (baseline and ACF, seed 003, with and without shrinking) against a
-    # generic QP solve
+    # both linear solvers (baseline and ACF of Glasmachers & Dogan 2013, with and without
+    # shrinking) against a generic QP solve
     rng = np.random.default_rng(n * 100 + d)
     X = sp.csr_matrix(rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.7))
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
@@ -352,9 +353,9 @@ def test_classic_stop_is_looser():
 
 
 def test_pg_stop_is_acfs_rule(a9a):
-    # stop="pg" (max|PG| < ε, the rule of ACF and of seed 003's comparison): never later than
-    # the strict rule. A fresh numpy sweep of the returned point may exceed ε a little: the last
-    # sweep measured each |PG_i| before its own step (the strict rule, which also bounds M − m,
+    # stop="pg" (max|PG| < ε, the rule of ACF and of Glasmachers & Dogan's comparison): never later
+    # than the strict rule. A fresh numpy sweep of the returned point may exceed ε a little: the
+    # last sweep measured each |PG_i| before its own step (the strict rule, which also bounds M − m,
     # leaves more room for that).
     X, y = a9a[0], a9a[1]
     yb = pm1(y, 1.0)

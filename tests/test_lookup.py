@@ -1,4 +1,5 @@
-"""Oracles for lookup merging (ALGORITHMS.md §2, §7.3) and the merge GSS (§1.5.3, §7.2 items 4, 7).
+"""Oracles for lookup merging (docs/ALGORITHMS.md §2, §7.3) and the merge GSS (§1.5.3,
+§7.2 items 4, 7).
 
 Independent references used here: a dense 10^5-point h-grid maximisation written in numpy,
 the robust GSS at 1e-10 ("gss-precise"), a numpy bilinear interpolation, closed forms.

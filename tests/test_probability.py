@@ -136,7 +136,7 @@ def test_calibration_budgeted_kernel():
     except BsvmError as exc:
         pytest.skip(f"solver bsgd not available in this build: {exc}")
     X, y = io.read_problem(REPO / "data" / "a9a.xz")
-    # the seed papers' a9a setting (C = 32, γ = 2^-7; ALGORITHMS.md Appendix A)
+    # the a9a setting of Qaadan et al. (2019) and Glasmachers & Qaadan (2018): C = 32, γ = 2^-7
     _calibration(X, y, solver="bsgd", budget=100, epochs=2, C=32.0, gamma=2.0 ** -7)
 
 

@@ -1,7 +1,7 @@
 """Features far from unit scale (values in the hundreds, as mnist as distributed): multi-class
 BSGD merging must stay finite, a diverged model is never scored, and the user is told to scale.
 
-Oracles: a dense grid search of the merge objective of ALGORITHMS.md §1.5.3; the convex hull of
+Oracles: a dense grid search of the merge objective of docs/ALGORITHMS.md §1.5.3; the convex hull of
 the training data (a merged point is h·x̃_m + (1−h)·x̃_n with h near [0, 1] when the points are
 far apart, so it cannot leave the data's range by much); finiteness of every model value.
 """

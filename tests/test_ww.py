@@ -1,9 +1,10 @@
-"""Weston–Watkins SVM: Walrus, the iterative subsolver and the BCD solver (ALGORITHMS.md §5, §7.1).
+"""Weston–Watkins SVM: Walrus, the iterative subsolver and the BCD solver
+(docs/ALGORITHMS.md §5, §7.1).
 
-The BCD solver runs in two modes: shrinking=False is seed 004's Algorithm 1 as published;
-shrinking=True (the default of -s ww) shrinks (point, class) pairs at a bound and un-shrinks
-when a gap evaluation of the whole problem shows that the shrunk pairs hold the gap. Oracles:
-exact rationals (§5.9), enumeration, bisection and L-BFGS-B for the subproblem; a generic
+The BCD solver runs in two modes: shrinking=False is Algorithm 1 of Wang & Scott (2021) as
+published; shrinking=True (the default of -s ww) shrinks (point, class) pairs at a bound and
+un-shrinks when a gap evaluation of the whole problem shows that the shrunk pairs hold the gap.
+Oracles: exact rationals (§5.9), enumeration, bisection and L-BFGS-B for the subproblem; a generic
 bounded solve of the dual D2, numpy recomputations of W, P and D, LIBLINEAR's binary SVM (k = 2)
 and a plain-Python replay of Algorithm 1 for the solver.
 """
@@ -256,7 +257,7 @@ def test_iterative_subsolver_close_to_walrus():
 # the BCD solver
 # ---------------------------------------------------------------------------------------------
 
-MODES = [True, False]          # shrinking on (the default), off (seed 004's algorithm)
+MODES = [True, False]          # shrinking on (the default), off (Wang & Scott's algorithm)
 
 
 @pytest.mark.parametrize("shrinking", MODES)
@@ -516,7 +517,7 @@ def test_screening_keeps_block_steps_exact():
 
 
 # ---------------------------------------------------------------------------------------------
-# shrinking of (point, class) pairs, and seed 004's algorithm unchanged
+# shrinking of (point, class) pairs, and Wang & Scott's algorithm unchanged
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n,d,k,C,seed", [(40, 3, 4, 0.7, 0), (60, 5, 6, 5.0, 1),
@@ -598,9 +599,9 @@ def test_wrong_shrinking_is_repaired():
 
 
 def replay_algorithm_1(X, y, k, C, iterations, seed):
-    """Seed 004's Algorithm 1 (§5.6) in plain Python floats: a fresh permutation from the
-    solvers' generator per outer iteration, the k scores summed nonzero by nonzero, v as in §5.4,
-    the block solved by Walrus (the _ww.walrus entry point, tested above on its own) and W
+    """Algorithm 1 of Wang & Scott (2021) (§5.6) in plain Python floats: a fresh permutation from
+    the solvers' generator per outer iteration, the k scores summed nonzero by nonzero, v as in
+    §5.4, the block solved by Walrus (the _ww.walrus entry point, tested above on its own) and W
     updated by x_i Δᵀ. Returns (W, β)."""
     from budgetsvm._rng import Random
     n, d = X.shape
@@ -648,7 +649,7 @@ def replay_algorithm_1(X, y, k, C, iterations, seed):
 
 @pytest.mark.parametrize("k,C,seed", [(4, 0.7, 3), (3, 5.0, 9)])
 def test_paper_mode_is_algorithm_1_bit_for_bit(k, C, seed):
-    # shrinking=False is seed 004's Algorithm 1 with exact Walrus blocks, float for float
+    # shrinking=False is Wang & Scott's Algorithm 1 with exact Walrus blocks, float for float
     X, y = small_problem(n=50, d=6, k=k, seed=seed)
     W, beta = replay_algorithm_1(X, y, k, C, 12, seed)
     r = solve(X, y, k, C, max_iter=12, delta=0.0, seed=seed, shrinking=False)

@@ -18,7 +18,7 @@ KERNEL_NAMES = {"linear": "linear", "poly": "poly", "polynomial": "poly", "rbf":
                 "sigmoid": "sigmoid"}
 
 
-# LIBSVM's and LIBLINEAR's -s numbers (USERS.md §4.1, §4.3): (what it is, the solver to use).
+# LIBSVM's (svm-train) and LIBLINEAR's (train) -s numbers: (what it is, the solver to use).
 LIBSVM_NUMBERS = {
     "0": ("C-SVC", "use -s bsgd (or bsca)"),
     "1": ("nu-SVC", "nearest: -s bsgd (or bsca), with -c in place of nu"),
@@ -155,23 +155,23 @@ _TRAINING_OPTIONS = [
                  help="bsgd --variant mp: radius of the ball the weight vector is projected "
                       "onto after every step [default 1]"),
     click.option("--acf-c", "acf_c", type=float, default=0.2, show_default=True,
-                 help="acf: preference change rate c (seed 003)"),
+                 help="acf: preference change rate c (Glasmachers & Dogan 2013)"),
     click.option("--acf-pmin", "acf_pmin", type=float,
                  help="acf: smallest coordinate preference [0.1; --acf-shrink none: 0.05]"),
     click.option("--acf-pmax", "acf_pmax", type=float,
                  help="acf: largest coordinate preference [10; --acf-shrink none: 20]"),
     click.option("--acf-shrink", "acf_shrink", type=click.Choice(["on", "none"]), default="on",
                  show_default=True,
-                 help="acf: shrink rows stuck at a bound (on), or seed 003's algorithm as "
-                      "published (none)"),
+                 help="acf: shrink rows stuck at a bound (on), or the algorithm of Glasmachers "
+                      "& Dogan (2013) as published (none)"),
     click.option("--ww-subsolver", "ww_subsolver", type=click.Choice(["walrus", "iterative"]),
                  default="walrus", show_default=True,
                  help="ww: block subproblem solver, exact (walrus) or Shark-style greedy "
                       "coordinate steps (iterative)"),
     click.option("--ww-shrink", "ww_shrink", type=click.Choice(["on", "none"]), default="on",
                  show_default=True,
-                 help="ww: shrink (point, class) pairs stuck at a bound (on), or seed 004's "
-                      "algorithm as published (none)"),
+                 help="ww: shrink (point, class) pairs stuck at a bound (on), or the "
+                      "algorithm of Wang & Scott (2021) as published (none)"),
 ]
 
 
