@@ -202,6 +202,9 @@ def metadata(params, info):
         if params.acf_shrink != "none":
             # absent means the paper's algorithm, as in every model written before the option
             extra["acf_shrink"] = params.acf_shrink
+    if params.solver == "dcd":
+        # acf reads neither -h nor --stop (its shrinking is --acf-shrink): not recorded for it
+        extra = {"shrinking": bool(params.shrinking), "stop": params.stop}
     return {
         "solver": params.solver,
         "loss": params.loss,
@@ -210,8 +213,6 @@ def metadata(params, info):
         "bias": float(params.bias),
         "class_weights": weights,
         "max_iter": int(params.max_iter),
-        "shrinking": bool(params.shrinking),
-        "stop": params.stop,
         "seed": int(params.seed),
         "n_iter": " ".join(str(sub["n_iter"]) for sub in info),     # one per sub-problem
         "max_iter_reached": any(sub["max_iter_reached"] for sub in info),

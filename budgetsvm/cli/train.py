@@ -8,7 +8,7 @@ from budgetsvm import io, model_io, threads
 from budgetsvm.fileio import atomic_output, check_output_path
 from budgetsvm.cli.common import info, run
 from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, POLISH, SOLVERS, VARIANTS,
-                              TrainParams, check_params)
+                              TrainParams, check_params, option_notices)
 from budgetsvm.progress import task_progress
 from budgetsvm.train import (KERNEL_MONITORED, cross_validation, largest_value, scale_notice,
                              small_classes, summary_lines, train)
@@ -180,6 +180,15 @@ def training_options(function):
     return function
 
 
+def given_options(ctx):
+    """(values, given): every parsed option of ctx, and the names of those typed on the command
+    line (a default never triggers a notice)."""
+    from click.core import ParameterSource
+    given = {name for name in ctx.params
+             if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE}
+    return ctx.params, given
+
+
 def params_from_options(options):
     """TrainParams from the parsed training options (a dict of the names declared above)."""
     o = dict(options)
@@ -226,9 +235,8 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
     MODEL_FILE (default: the training file's base name + .model; - for stdout)."""
     if options["solver"] is None:
         options["solver"] = "bsgd"     # svm-train's default is an RBF kernel SVM
-    if options["cache_mb"] is not None:
-        info("notice: -m (kernel cache size) has no effect: budgetsvm keeps no kernel cache",
-             quiet)
+    for line in option_notices(options["solver"], *given_options(click.get_current_context())):
+        info(line, quiet)
     params = params_from_options(options)
     if probability == "1" and model_format == "liblinear":
         raise click.UsageError("-b 1: LIBLINEAR model files have no probability parameters; "
