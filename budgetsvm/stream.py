@@ -78,7 +78,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     from budgetsvm._bsgd import bsgd_solve
     from budgetsvm._rng import Random
     from budgetsvm.kernel_solvers import (bsgd_info, bsgd_model, bsgd_setup, class_weight_vector,
-                                          csr_arrays)
+                                          csr_arrays, epoch_text, refit_progress)
     from budgetsvm.params import check_params
     from budgetsvm.train import ensure_finite
     check_params(params)
@@ -102,7 +102,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     report = None
     if callback is not None:
         def report(step, total):
-            callback(step, f"#SV {store.n}")
+            callback(step, epoch_text(step, total, epochs, store.n))
     # The refit (--polish refit) needs rows after the last epoch: keep a seeded sample of them,
     # as large as its kernel block allows (all rows when they fit, as in memory).
     from budgetsvm.refit import STREAM_BLOCK_BYTES, STREAM_MAX_ROWS, polish_model, refit_rows
@@ -161,4 +161,5 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     from budgetsvm.kernel_solvers import _canonical_csr
     X_kept = _canonical_csr(sp.vstack(kept_X, format="csr"))
     return ensure_finite(polish_model(model, X_kept, np.concatenate(kept_y),
-                                      float(params.C) * class_weight, params))
+                                      float(params.C) * class_weight, params,
+                                      on_iteration=refit_progress(callback, n * epochs)))

@@ -10,8 +10,8 @@ from budgetsvm.cli.common import info, run
 from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, POLISH, SOLVERS, VARIANTS,
                               TrainParams, check_params, option_notices)
 from budgetsvm.progress import task_progress
-from budgetsvm.train import (KERNEL_MONITORED, cross_validation, largest_value, scale_notice,
-                             small_classes, summary_lines, train)
+from budgetsvm.train import (KERNEL_MONITORED, cross_validation, largest_value,
+                             progress_total, scale_notice, small_classes, summary_lines, train)
 
 KERNEL_CODES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
 KERNEL_NAMES = {"linear": "linear", "poly": "poly", "polynomial": "poly", "rbf": "rbf",
@@ -257,8 +257,10 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         def after_scan(n, d, labels, largest):
             model_io.check_format(model_format, params.solver, labels)
             _scale_notice(largest, quiet)
-        with task_progress("training (bsgd, streaming)", quiet=quiet) as update, \
-                threads.pool(params.n_threads):
+            update(total=progress_total(params, n, len(labels)))   # known after the first pass
+        with task_progress("bsgd (streaming)", quiet=quiet,
+                           transient=False) as update, threads.pool(params.n_threads):
+            update(info="first pass: counting rows and classes")
             model = train_bsgd_stream(training_file, params, zero_based=zero_based,
                                       buffer_mb=stream_buffer, after_scan=after_scan,
                                       callback=lambda it, info_: update(completed=it,
@@ -282,19 +284,21 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         click.echo("Cross Validation Accuracy = %g%%" % accuracy)
         return
     model_io.check_format(model_format, params.solver, np.unique(y))   # classes from the data
+    total = progress_total(params, X.shape[0], len(np.unique(y)))
     rows = []
     monitor_test = io.read_problem(monitor_test_file) if monitor_test_file else None
     monitor = rows.append if monitor_file else None
     if probability == "1":
         # the model and the internal folds of the probability fit train at the same time
         from budgetsvm.probability import N_FOLDS, train_with_probability
-        with task_progress(f"training ({params.solver}) and probability model ({N_FOLDS}-fold "
-                           "CV)", quiet=quiet) as update:
+        with task_progress(f"{params.solver} + probability ({N_FOLDS}-fold "
+                           "CV)", total=total, quiet=quiet, transient=False) as update:
             model = train_with_probability(
                 X, y, params, callback=lambda it, info_: update(completed=it, info=info_),
                 monitor=monitor, monitor_test=monitor_test)
     else:
-        with task_progress(f"training ({params.solver})", quiet=quiet) as update:
+        with task_progress(params.solver, total=total, quiet=quiet,
+                           transient=False) as update:
             model = train(X, y, params,
                           callback=lambda it, info_: update(completed=it, info=info_),
                           monitor=monitor, monitor_test=monitor_test)
