@@ -79,7 +79,8 @@ def refit_progress(callback, steps):
     solver's last step), or None without a callback."""
     if callback is None:
         return None
-    return lambda count: callback(steps, f"refit  iteration {count}")
+    return lambda count: callback(steps, f"refit  iteration {count}" if count else
+                                  "refit  kernel rows")
 
 
 def _variant_constants(params):

@@ -298,7 +298,8 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
     budgetsvm.threads pool they run in its threads (each group's sample of rows comes from its
     own generator seeded with ``seed``), so the result does not depend on the thread count.
     refit_seconds is the CPU time of the process during the refit (all its threads).
-    on_iteration(count): progress, with the Newton iterations begun so far over all columns.
+    on_iteration(count): progress, with the Newton iterations begun so far over all columns
+    (0 at the start, before the kernel rows are computed).
     """
     start = time.process_time()
     y_index = np.asarray(y_index)
@@ -310,6 +311,8 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
     coef = model.coef.copy()
     rho = model.rho.copy()
     count, lock = [0], threading.Lock()
+    if on_iteration is not None:
+        on_iteration(0)            # the kernel rows come first: the refit has begun
 
     def newton_started():
         with lock:
