@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from budgetsvm.errors import BsvmError, ParameterError
 from budgetsvm.problem import canonical_csr, class_costs, class_weights, csr_arrays, row_sqnorms
 from budgetsvm.refit import polish_model
+from budgetsvm.linear import ovr_prefix
 from budgetsvm.threads import SummedProgress, current_threads, parallel_map
 
 # The dense SV store needs 8·d·(B+1) bytes (budgetsvm/_budget.pxd); refuse beyond this.
@@ -43,6 +44,22 @@ def _model_params(params, n, d, gamma, extra):
         meta["coalesce"] = True
     meta.update(extra)
     return meta
+
+
+def epoch_text(step, total, epochs, n_sv):
+    """'epoch 3/5  #SV 500' for the progress display: the core reports its step of total =
+    epochs × rows."""
+    rows = max(total // max(int(epochs), 1), 1)
+    return f"epoch {min(step // rows + 1, int(epochs))}/{int(epochs)}  #SV {n_sv}"
+
+
+def refit_progress(callback, steps):
+    """The refit's on_iteration(count) as a progress callback (the bar stays at ``steps``, the
+    solver's last step), or None without a callback."""
+    if callback is None:
+        return None
+    return lambda count: callback(steps, f"refit  iteration {count}" if count else
+                                  "refit  kernel rows")
 
 
 def _variant_constants(params):
@@ -116,7 +133,7 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_m
     report = None
     if callback is not None:
         def report(step, total):
-            callback(step, f"#SV {store.n}")
+            callback(step, epoch_text(step, total, params.epochs, store.n))
     epochs, seed = int(params.epochs), int(params.seed)
     if monitor is None:
         start = time.perf_counter()
@@ -240,7 +257,8 @@ def train_bsgd(X, y_index, labels, params, callback=None, compare_merges=False, 
                                       compare_merges=compare_merges, monitor=monitor,
                                       monitor_test=monitor_test, class_weight=class_weight)
     model = bsgd_model(labels, params, X.shape[0], X.shape[1], sv, coef, info)
-    return polish_model(model, X, y_index, float(params.C) * class_weight, params)
+    return polish_model(model, X, y_index, float(params.C) * class_weight, params,
+                        on_iteration=refit_progress(callback, X.shape[0] * int(params.epochs)))
 
 
 def bsgd_model(labels, params, n, d, sv, coef, info):
@@ -345,7 +363,7 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
     report = None
     if callback is not None:
         def report(step, total):
-            callback(step, f"#SV {store.n}")
+            callback(step, epoch_text(step, total, params.epochs, store.n))
     epoch_cb = None
     if monitor is not None:
         from budgetsvm.model import KernelSpec
@@ -441,10 +459,13 @@ def train_bsca(X, y_index, labels, params, callback=None, monitor=None, monitor_
                     row["model"] = c
                 monitor(row) if serial else rows[c].append(row)
         mt = None if test is None else (test[0], np.where(test[1] == c, 1, -1))
-        report = None if callback is None else progress.reporter(lambda text: text)
+        label = labels[c]
+        report = None if callback is None else progress.reporter(
+            lambda text, steps: ovr_prefix(label, k, progress.done) + text)
         store, alpha, info = fit_bsca_binary(X, y, upper, params, gamma, callback=report,
                                              monitor=mon, monitor_test=mt,
                                              compare_merges=compare_merges)
+        progress.finished()
         sv, A, _, _ = store.export()
         return sv, A[:, 0], info
 
@@ -483,4 +504,5 @@ def train_bsca(X, y_index, labels, params, callback=None, monitor=None, monitor_
     # one-vs-rest: model c is refitted on its own support vectors
     bounds = np.cumsum([0] + [i["n_sv"] for i in infos])
     groups = None if k == 2 else [(np.arange(bounds[c], bounds[c + 1]), [c]) for c in models]
-    return polish_model(model, X, y_index, class_cost, params, groups=groups)
+    return polish_model(model, X, y_index, class_cost, params, groups=groups,
+                        on_iteration=refit_progress(callback, progress.total))

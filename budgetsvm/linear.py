@@ -39,6 +39,16 @@ CORES = {"dcd": _dcd_core, "acf": _acf_core}
 VIOLATION = {"dcd": "M-m", "acf": "max|PG|"}
 
 
+def iteration_text(iteration, max_iter):
+    """'12/1000' for the progress display; '12' when max_iter is 0 (unlimited)."""
+    return f"{iteration}/{max_iter}" if max_iter else f"{iteration}"
+
+
+def ovr_prefix(label, k, done):
+    """Which one-vs-rest sub-problem a progress text is about, and how many are done."""
+    return "" if k == 2 else f"class {label:g} ({done}/{k} done)  "
+
+
 def subproblems(y_index, labels, params):
     """Yield (positive label, y as ±1 int8, per-row cost C_i) for every binary sub-problem."""
     costs = class_costs(labels, params)
@@ -92,15 +102,16 @@ def fit_linear(X, y_index, labels, params, callback=None):
         # One sub-problem; the sub-problems share the data and run on the -n threads
         # (budgetsvm/threads.py), each with its own generator (sub_seed).
         label, y, C_i = subproblem(y_index, labels, costs, params, r)
-        prefix = "" if k == 2 else f"class {label:g} ({r + 1}/{k}) "
-        report = None if callback is None else \
-            progress.reporter(lambda gap: f"{prefix}{violation} = {gap:.3g}")
+        report = None if callback is None else progress.reporter(
+            lambda gap, it: ovr_prefix(label, k, progress.done) +
+            f"iter {iteration_text(it, params.max_iter)}  {violation} = {gap:.3g}")
         seed = sub_seed(params.seed, r)
         start = time.perf_counter()
         res = core(data, indices, indptr, y, C_i, X.shape[1], eps=eps,
                    max_iter=int(params.max_iter), loss=params.loss, seed=seed, callback=report,
                    row_norms=row_norms, **specific)
         seconds = time.perf_counter() - start
+        progress.finished()
         coef[r] = res.w[:n_features]
         if params.bias >= 0:
             bias_coef[r] = res.w[n_features]
@@ -159,6 +170,9 @@ def metadata(params, info):
         if params.acf_shrink != "none":
             # absent means the paper's algorithm, as in every model written before the option
             extra["acf_shrink"] = params.acf_shrink
+    if params.solver == "dcd":
+        # acf reads neither -h nor --stop (its shrinking is --acf-shrink): not recorded for it
+        extra = {"shrinking": bool(params.shrinking), "stop": params.stop}
     return {
         "solver": params.solver,
         "loss": params.loss,
@@ -167,8 +181,6 @@ def metadata(params, info):
         "bias": float(params.bias),
         "class_weights": weights,
         "max_iter": int(params.max_iter),
-        "shrinking": bool(params.shrinking),
-        "stop": params.stop,
         "seed": int(params.seed),
         "n_iter": " ".join(str(sub["n_iter"]) for sub in info),     # one per sub-problem
         "max_iter_reached": any(sub["max_iter_reached"] for sub in info),

@@ -144,3 +144,137 @@ def check_params(p: TrainParams):
                                  f"got {p.acf_pmin}")
     if p.acf_pmax is not None and not (math.isfinite(p.acf_pmax) and p.acf_pmax >= 1):
         raise ParameterError(f"--acf-pmax must be a finite number >= 1, got {p.acf_pmax}")
+
+
+# Which solver reads which option (issue 20 item 2). An option given on the command line that
+# the solver does not read gets a one-line notice; a contradiction is a usage error. The keys
+# are the names under which bsvm-train parses the options (TrainParams fields where there is
+# one); bsvm-grid passes the training options through and applies the same table.
+@dataclasses.dataclass(frozen=True)
+class OptionUse:
+    flags: tuple                       # as the user types them (the first is named in messages)
+    # the solvers that read it: names, "all" / "kernel" / "linear" for every registered solver
+    # (of that kind, budgetsvm/solvers.py), or a test of a SolverSpec, so that a solver added to
+    # the registry is covered
+    readers: object
+    when: object = None                # values -> bool: read only then (by those solvers)
+    needs: str = ""                    # what `when` asks for, in words (--variant norma or mp)
+    contradiction: object = None       # (solver, values) -> bool: a usage error, not a notice
+    reason: str = ""                   # why nobody reads it (-m)
+
+    @property
+    def solvers(self):
+        """The registered solvers that read the option, in registry order."""
+        if callable(self.readers):
+            return tuple(n for n in solvers.names() if self.readers(solvers.get(n)))
+        if self.readers == "all":
+            return solvers.names()
+        if self.readers in solvers.KINDS:
+            return solvers.names(self.readers)
+        return tuple(n for n in solvers.names() if n in self.readers)
+
+
+_ALL = "all"
+_KERNEL = "kernel"
+_LINEAR = "linear"
+
+
+def _monitorable(spec):
+    return spec.monitorable
+
+
+def _streamable(spec):
+    return spec.streamable
+
+
+def _kernel_contradiction(solver, values):
+    return solvers.is_linear(solver) and values.get("kernel") not in (None, "linear")
+
+
+def _always(solver, values):
+    return True
+
+
+OPTION_USE = {
+    "solver": OptionUse(("-s",), _ALL),
+    "kernel": OptionUse(("-t",), _KERNEL, contradiction=_kernel_contradiction),
+    "C": OptionUse(("-c",), _ALL),
+    "gamma": OptionUse(("-g",), _KERNEL),
+    "degree": OptionUse(("-d",), _KERNEL),
+    "coef0": OptionUse(("-r",), _KERNEL),
+    "eps": OptionUse(("-e",), _LINEAR),
+    "bias": OptionUse(("-B",), _LINEAR),
+    "shrinking": OptionUse(("-h",), ("dcd",)),
+    "cache_mb": OptionUse(("-m",), (), reason="budgetsvm keeps no kernel cache"),
+    "class_weights": OptionUse(("--class-weight", "-wLABEL"), _ALL),
+    "seed": OptionUse(("--seed",), _ALL),
+    "n_threads": OptionUse(("-n",), _ALL),
+    "max_iter": OptionUse(("--max-iter",), _LINEAR),
+    "loss": OptionUse(("--loss",), ("dcd", "acf")),
+    "stop": OptionUse(("--stop",), ("dcd",)),
+    "budget": OptionUse(("--budget",), _KERNEL),
+    "epochs": OptionUse(("--epochs",), _KERNEL),
+    "maintenance": OptionUse(("--maintenance",), _KERNEL),
+    "merge_search": OptionUse(("--merge-search",), _KERNEL,
+                              when=lambda v: v.get("maintenance", "merge") == "merge",
+                              needs="--maintenance merge"),
+    "variant": OptionUse(("--variant",), ("bsgd",)),
+    "coalesce": OptionUse(("--coalesce", "--no-coalesce"), _KERNEL),
+    "polish": OptionUse(("--polish",), _KERNEL),
+    "eta": OptionUse(("--eta",), ("bsgd",), when=lambda v: v.get("variant") in ("norma", "mp"),
+                     needs="--variant norma or mp"),
+    "radius": OptionUse(("--radius",), ("bsgd",), when=lambda v: v.get("variant") == "mp",
+                        needs="--variant mp"),
+    "acf_c": OptionUse(("--acf-c",), ("acf",)),
+    "acf_pmin": OptionUse(("--acf-pmin",), ("acf",)),
+    "acf_pmax": OptionUse(("--acf-pmax",), ("acf",)),
+    "acf_shrink": OptionUse(("--acf-shrink",), ("acf",)),
+    "ww_subsolver": OptionUse(("--ww-subsolver",), ("ww",)),
+    "ww_shrink": OptionUse(("--ww-shrink",), ("ww",)),
+    # bsvm-train's options that do not define the model
+    "folds": OptionUse(("-v",), _ALL),
+    "quiet": OptionUse(("-q",), _ALL),
+    "stats": OptionUse(("--stats",), ("dcd", "acf")),
+    "probability": OptionUse(("-b",), _ALL),
+    "model_format": OptionUse(("--format",), _ALL),
+    "zero_based": OptionUse(("--zero-based",), _ALL),
+    "monitor_file": OptionUse(("--monitor",), _monitorable, contradiction=_always),
+    "monitor_test_file": OptionUse(("--monitor-test",), _monitorable, contradiction=_always),
+    "stream": OptionUse(("--stream",), _streamable, contradiction=_always),
+    "stream_buffer": OptionUse(("--stream-buffer",), _streamable,
+                               when=lambda v: bool(v.get("stream")), needs="--stream"),
+    "help": OptionUse(("--help",), _ALL),
+}
+
+
+def _flag(use, value):
+    # a --x/--no-x pair: name the one given
+    return use.flags[1] if len(use.flags) == 2 and value is False and \
+        use.flags[1].startswith("--no-") else use.flags[0]
+
+
+def option_notices(solver, values, given):
+    """The notice lines for the options in ``given`` (the names, as in OPTION_USE, of the options
+    typed on the command line: defaults never count) that solver ``solver`` does not read;
+    values: name -> parsed value of every option. Raises ParameterError for a contradiction
+    (a kernel with a linear solver; an option available for other solvers only)."""
+    lines = []
+    for name, use in OPTION_USE.items():
+        if name not in given:
+            continue
+        value = values.get(name)
+        flag = _flag(use, value)
+        readers = ", ".join(use.solvers)
+        if solver not in use.solvers:
+            if use.contradiction is not None and use.contradiction(solver, values):
+                if name == "kernel":
+                    raise ParameterError(
+                        f"-t {value}: -s {solver} is a linear solver; a kernel needs "
+                        f"-s {' or -s '.join(solvers.names('kernel'))}")
+                raise ParameterError(f"{flag} is available for -s {' and -s '.join(use.solvers)}"
+                                     f" only")
+            why = use.reason or f"it is read by -s {readers}"
+            lines.append(f"notice: {flag} has no effect with -s {solver} ({why})")
+        elif use.when is not None and not use.when(values):
+            lines.append(f"notice: {flag} has no effect with -s {solver} without {use.needs}")
+    return lines

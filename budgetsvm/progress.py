@@ -6,7 +6,8 @@ import contextlib
 import sys
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+from rich.table import Column
+from rich.progress import (BarColumn, Progress, TaskProgressColumn, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
 
@@ -19,20 +20,39 @@ def progress_enabled(quiet):
 
 
 @contextlib.contextmanager
-def task_progress(description, total=None, quiet=False):
-    """Yield update(completed=None, advance=None, info=None); a no-op when disabled."""
+def task_progress(description, total=None, quiet=False, transient=True):
+    """Yield update(completed=None, advance=None, info=None, total=None); a no-op when
+    disabled. Without a total (unknown or unlimited) the bar pulses and the percentage and
+    remaining time stay blank; the info text (epoch, iteration, violation...) still shows.
+    transient=False leaves the last state on the terminal (training's final epoch and time)."""
     if not progress_enabled(quiet):
         yield lambda **kwargs: None
         return
-    columns = [SpinnerColumn(), TextColumn("[bold]{task.description}")]
-    if total is not None:
-        columns += [BarColumn(), MofNCompleteColumn(), TimeRemainingColumn()]
-    columns += [TimeElapsedColumn(), TextColumn("{task.fields[info]}")]
-    with Progress(*columns, console=stderr_console(), transient=True) as progress:
+    # On a narrow terminal the info text is cut, never the bar or the times (rich shrinks the
+    # columns that may wrap).
+    fixed = {"no_wrap": True}
+    columns = [TextColumn("[bold]{task.description}", table_column=Column(**fixed)),
+               BarColumn(bar_width=16, table_column=Column(**fixed)), TaskProgressColumn(table_column=Column(**fixed)),
+               TimeElapsedColumn(table_column=Column(min_width=7, **fixed)),
+               TextColumn("eta", table_column=Column(**fixed)),
+               TimeRemainingColumn(table_column=Column(min_width=7, **fixed)),
+               TextColumn("{task.fields[info]}",
+                          table_column=Column(overflow="ellipsis"))]
+    with Progress(*columns, console=stderr_console(), transient=transient) as progress:
         task = progress.add_task(description, total=total, info="")
+        phase = [""]
 
-        def update(completed=None, advance=None, info=None):
+        def update(completed=None, advance=None, info=None, total=None):
+            # The bar is redrawn ten times a second; when the phase (the info's first word:
+            # first pass, epoch, class, iter, refit) changes, the last state of the old one is
+            # drawn first, so that it is always seen (epoch E/E at 100% before the refit).
+            if info is not None and (info.split() or [""])[0] != phase[0]:
+                if phase[0]:
+                    progress.refresh()
+                phase[0] = (info.split() or [""])[0]
             fields = {} if info is None else {"info": info}
+            if total is not None:
+                fields["total"] = total
             if completed is not None:
                 progress.update(task, completed=completed, **fields)
             elif advance is not None:

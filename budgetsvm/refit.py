@@ -18,6 +18,7 @@ A = {i : y_i f(x_i) < 1} the objective is quadratic, so a Newton step followed b
 active set is the exact optimum. The Hessian block Σ_A C_i k_i k_iᵀ is updated with the rows that
 enter or leave A, so late iterations cost O(n·B), not O(|A|·B²).
 """
+import threading
 import time
 
 import numpy as np
@@ -172,12 +173,14 @@ def _syrk(alpha, a, **kw):
     return dsyrk(alpha, a, **kw)
 
 
-def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bias=True):
+def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bias=True,
+                 on_iteration=None):
     """Minimise ½‖w‖² + Σ_i cost_i max(0, 1 − y_i f_i)², f = K T w + b, over (w, b) (over w
     alone, b fixed, when fit_bias is False).
 
     K (n × B), T (B × r), y ±1 (n,), cost > 0 (n,), (w, b) the starting point (zeros when w is
     None). Returns (w, b, info) with info = {iterations, objective, converged, n_active}.
+    on_iteration() is called at the start of every Newton iteration (progress display).
     """
     r = T.shape[1]
     y = np.asarray(y, dtype=np.float64)
@@ -192,6 +195,8 @@ def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bia
     iteration = 0
     for iteration in range(1, max_iter + 1):
         check_cancelled()          # a worker thread stops here when its map has failed
+        if on_iteration is not None:
+            on_iteration()
         sums.move_to(xi > 0.0)
         M = sums.full_M()
         # Σ_A c_i y_i ξ_i z_i = q − M w − m b, because y_i² = 1: no pass over the rows
@@ -278,7 +283,7 @@ def refit_rows(n, n_sv, seed, max_bytes=None, max_rows=None):
     return np.sort(Random(seed).permutation(n)[:limit])
 
 
-def refit_model(model, X, y_index, class_cost, seed, groups=None):
+def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=None):
     """Replace the coefficients and offsets of a binary or 'argmax' KernelModel by the refit on
     its own support vectors, in place, and return info: refit_seconds, refit_iterations,
     refit_rows, refit_rank (per group), refit_converged, refit_objective (the optimal value of
@@ -293,6 +298,8 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None):
     budgetsvm.threads pool they run in its threads (each group's sample of rows comes from its
     own generator seeded with ``seed``), so the result does not depend on the thread count.
     refit_seconds is the CPU time of the process during the refit (all its threads).
+    on_iteration(count): progress, with the Newton iterations begun so far over all columns
+    (0 at the start, before the kernel rows are computed).
     """
     start = time.process_time()
     y_index = np.asarray(y_index)
@@ -303,6 +310,15 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None):
     cost_all = np.asarray(class_cost, dtype=np.float64)[y_index]
     coef = model.coef.copy()
     rho = model.rho.copy()
+    count, lock = [0], threading.Lock()
+    if on_iteration is not None:
+        on_iteration(0)            # the kernel rows come first: the refit has begun
+
+    def newton_started():
+        with lock:
+            count[0] += 1
+            begun = count[0]
+        on_iteration(begun)
 
     def fit_group(group):
         sv_rows, columns = np.asarray(group[0]), group[1]
@@ -320,7 +336,8 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None):
             # binary: label[0] is y = +1; 'argmax': class c against the rest
             y = np.where(yr == (c if n_cols > 1 else 0), 1.0, -1.0)
             w0, b0 = _start(K, T, T_pinv @ model.coef[sv_rows, c], y, cr)
-            w, b, newton = newton_refit(K, T, y, cr, w0, b0)
+            w, b, newton = newton_refit(K, T, y, cr, w0, b0, on_iteration=None if
+                                        on_iteration is None else newton_started)
             if not np.all(np.isfinite(w)) or not np.isfinite(b):
                 raise TrainingDiverged("the refit on the support vectors gave non-finite "
                                        "coefficients; train with --polish none")
@@ -349,7 +366,7 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None):
     return info
 
 
-def polish_model(model, X, y_index, class_cost, params, groups=None):
+def polish_model(model, X, y_index, class_cost, params, groups=None, on_iteration=None):
     """Apply params.polish to a model fresh from bsgd or bsca (in place): 'refit' refits its
     coefficients and offsets (refit_model) and records it in model.params and train_info;
     'none' leaves the model exactly as the solver made it."""
@@ -357,7 +374,8 @@ def polish_model(model, X, y_index, class_cost, params, groups=None):
         return model
     from budgetsvm.model_io import ensure_finite
     ensure_finite(model)                   # a diverged iterate has nothing to refit
-    info = refit_model(model, X, y_index, class_cost, int(params.seed), groups=groups)
+    info = refit_model(model, X, y_index, class_cost, int(params.seed), groups=groups,
+                       on_iteration=on_iteration)
     model.params["polish"] = params.polish
     model.train_info.update(info)
     return model

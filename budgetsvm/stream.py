@@ -77,7 +77,8 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     a sign that the file is sorted by label; a warning is issued)."""
     from budgetsvm._bsgd import bsgd_solve
     from budgetsvm._rng import Random
-    from budgetsvm.kernel_solvers import bsgd_info, bsgd_model, bsgd_setup
+    from budgetsvm.kernel_solvers import (bsgd_info, bsgd_model, bsgd_setup, epoch_text,
+                                          refit_progress)
     from budgetsvm.problem import canonical_csr, class_weights, csr_arrays
     from budgetsvm.params import check_params
     from budgetsvm.model_io import ensure_finite
@@ -102,7 +103,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     report = None
     if callback is not None:
         def report(step, total):
-            callback(step, f"#SV {store.n}")
+            callback(step, epoch_text(step, total, epochs, store.n))
     # The refit (--polish refit) needs rows after the last epoch: keep a seeded sample of them,
     # as large as its kernel block allows (all rows when they fit, as in memory).
     from budgetsvm.refit import STREAM_BLOCK_BYTES, STREAM_MAX_ROWS, polish_model, refit_rows
@@ -160,4 +161,5 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
         return model
     X_kept = canonical_csr(sp.vstack(kept_X, format="csr"))
     return ensure_finite(polish_model(model, X_kept, np.concatenate(kept_y),
-                                      float(params.C) * class_weight, params))
+                                      float(params.C) * class_weight, params,
+                                      on_iteration=refit_progress(callback, n * epochs)))

@@ -314,12 +314,18 @@ class SummedProgress:
     """Steps summed over sub-problems that may run at the same time, for a progress
     callback(total, info): reporter(describe) gives each sub-problem its own
     report(steps, value), which adds the sub-problem's new steps to the total and calls
-    callback(total, describe(value))."""
+    callback(total, describe(value, steps)). finished() counts the sub-problems done (shown
+    by the one-vs-rest texts)."""
 
     def __init__(self, callback):
         self.callback = callback
         self.total = 0
+        self.done = 0
         self._lock = threading.Lock()
+
+    def finished(self):
+        with self._lock:
+            self.done += 1
 
     def reporter(self, describe):
         last = [0]
@@ -329,5 +335,5 @@ class SummedProgress:
                 self.total += steps - last[0]
                 last[0] = steps
                 total = self.total
-            self.callback(total, describe(value))
+            self.callback(total, describe(value, steps))
         return report

@@ -81,6 +81,21 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
                                                              callback=callback, **extra))
 
 
+def progress_total(params: TrainParams, n_rows, n_classes):
+    """What the callback of train() counts up to, for a progress bar: steps (epochs × rows,
+    per one-vs-rest model of bsca) for the kernel solvers, outer iterations against --max-iter
+    (per one-vs-rest problem of dcd and acf) for the linear ones; None when --max-iter is 0
+    (unlimited)."""
+    binary = n_classes <= 2
+    if params.solver == "bsgd":
+        return int(params.epochs) * n_rows
+    if params.solver == "bsca":
+        return int(params.epochs) * n_rows * (1 if binary else n_classes)
+    if not params.max_iter:
+        return None
+    return int(params.max_iter) * (1 if binary or params.solver == "ww" else n_classes)
+
+
 def predict_scored(model, X):
     """model.predict(X) for scoring (cross-validation, grid search), or TrainingDiverged when a
     decision value is NaN or infinite: the label of such a row is arbitrary, so is the rate."""

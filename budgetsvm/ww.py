@@ -40,12 +40,19 @@ def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
         X = append_bias_column(X, bias)
     costs = class_costs(labels, params)
     C_i = costs[y_index] if n else np.zeros(0)
+    report = None
+    if callback is not None:
+        from budgetsvm.linear import iteration_text
+
+        def report(iteration, relative_gap):
+            callback(iteration, f"iter {iteration_text(iteration, params.max_iter)}  "
+                                f"gap/gap_1 = {relative_gap:.3g}")
     result = _ww.ww_solve(
         X.data, X.indices, X.indptr.astype(np.int64), y_index, C_i, X.shape[1], k,
         delta=float(params.effective_eps()),
         abs_gap=float(params.ww_gap) if params.ww_gap else 0.0,
         max_iter=int(params.max_iter), subsolver=params.ww_subsolver,
-        gap_every=int(gap_every), seed=int(params.seed) & ((1 << 64) - 1), callback=callback,
+        gap_every=int(gap_every), seed=int(params.seed) & ((1 << 64) - 1), callback=report,
         shrinking=params.ww_shrink == "on")
     W = result.W                                   # (d [+1], k), column j = w_j
     coef = W[:d].T                                 # LinearModel makes the one C-ordered copy

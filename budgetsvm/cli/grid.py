@@ -136,21 +136,24 @@ def _training_parser():
 
 def training_params(passthrough):
     """TrainParams from pass-through bsvm-train options (bsvm-train's own parser and checks)."""
-    from budgetsvm.cli.train import params_from_options
+    from budgetsvm.cli.train import given_options, params_from_options
+    from budgetsvm.params import TrainParams, option_notices
     command = _training_parser()
     with command.make_context("bsvm-grid", list(passthrough)) as ctx:
         options = dict(ctx.params)
+        values, given = given_options(ctx)
+        notices = option_notices(options.get("solver") or TrainParams.solver, values, given)
     if options.get("solver") is None:
         options.pop("solver", None)            # bsvm-train's default solver
     if options.get("cache_mb") is not None:
         options["cache_mb"] = None             # no kernel cache: nothing to pass on
-    return params_from_options(options)
+    return params_from_options(options), notices
 
 
 def parse_arguments(argv):
     """GridOptions from bsvm-grid's argv (grid options, bsvm-train options, training file)."""
     found, passthrough, dataset = split_arguments(argv)
-    params = training_params(passthrough)
+    params, notices = training_params(passthrough)
     title = "stdin" if dataset == "-" else os.path.basename(dataset)
     options = grid.GridOptions(dataset=dataset, params=params)
     if "-log2c" in found:
@@ -185,7 +188,6 @@ def parse_arguments(argv):
             raise ParameterError("--connect-timeout must be a positive number of seconds")
     options.zero_based = bool(found.get("--zero-based"))
     options.quiet = bool(found.get("-q"))
-    notices = []
     if "-svmtrain" in found:
         notices.append("notice: -svmtrain is ignored: bsvm-grid trains in-process")
     if found.get("-gnuplot", "null") != "null":

@@ -8,10 +8,10 @@ from budgetsvm import io, model_io, solvers, threads
 from budgetsvm.fileio import atomic_output, check_output_path
 from budgetsvm.cli.common import info, run
 from budgetsvm.params import (KERNELS, MAINTENANCE, MERGE_SEARCH, POLISH, VARIANTS, TrainParams,
-                              check_params)
+                              check_params, option_notices)
 from budgetsvm.progress import task_progress
-from budgetsvm.train import (cross_validation, largest_value, scale_notice, small_classes,
-                             summary_lines, train)
+from budgetsvm.train import (cross_validation, largest_value, progress_total, scale_notice,
+                             small_classes, summary_lines, train)
 
 KERNEL_CODES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
 KERNEL_NAMES = {"linear": "linear", "poly": "poly", "polynomial": "poly", "rbf": "rbf",
@@ -182,6 +182,15 @@ def training_options(function):
     return function
 
 
+def given_options(ctx):
+    """(values, given): every parsed option of ctx, and the names of those typed on the command
+    line (a default never triggers a notice)."""
+    from click.core import ParameterSource
+    given = {name for name in ctx.params
+             if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE}
+    return ctx.params, given
+
+
 def params_from_options(options):
     """TrainParams from the parsed training options (a dict of the names declared above)."""
     o = dict(options)
@@ -228,9 +237,8 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
     MODEL_FILE (default: the training file's base name + .model; - for stdout)."""
     if options["solver"] is None:
         options["solver"] = "bsgd"     # svm-train's default is an RBF kernel SVM
-    if options["cache_mb"] is not None:
-        info("notice: -m (kernel cache size) has no effect: budgetsvm keeps no kernel cache",
-             quiet)
+    for line in option_notices(options["solver"], *given_options(click.get_current_context())):
+        info(line, quiet)
     params = params_from_options(options)
     if probability == "1" and model_format == "liblinear":
         raise click.UsageError("-b 1: LIBLINEAR model files have no probability parameters; "
@@ -251,8 +259,10 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         def after_scan(n, d, labels, largest):
             model_io.check_format(model_format, params.solver, labels)
             _scale_notice(largest, quiet)
-        with task_progress("training (bsgd, streaming)", quiet=quiet) as update, \
-                threads.pool(params.n_threads):
+            update(total=progress_total(params, n, len(labels)))   # known after the first pass
+        with task_progress("bsgd (streaming)", quiet=quiet,
+                           transient=False) as update, threads.pool(params.n_threads):
+            update(info="first pass: counting rows and classes")
             model = train_bsgd_stream(training_file, params, zero_based=zero_based,
                                       buffer_mb=stream_buffer, after_scan=after_scan,
                                       callback=lambda it, info_: update(completed=it,
@@ -276,19 +286,21 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         click.echo("Cross Validation Accuracy = %g%%" % accuracy)
         return
     model_io.check_format(model_format, params.solver, np.unique(y))   # classes from the data
+    total = progress_total(params, X.shape[0], len(np.unique(y)))
     rows = []
     monitor_test = io.read_problem(monitor_test_file) if monitor_test_file else None
     monitor = rows.append if monitor_file else None
     if probability == "1":
         # the model and the internal folds of the probability fit train at the same time
         from budgetsvm.probability import N_FOLDS, train_with_probability
-        with task_progress(f"training ({params.solver}) and probability model ({N_FOLDS}-fold "
-                           "CV)", quiet=quiet) as update:
+        with task_progress(f"{params.solver} + probability ({N_FOLDS}-fold "
+                           "CV)", total=total, quiet=quiet, transient=False) as update:
             model = train_with_probability(
                 X, y, params, callback=lambda it, info_: update(completed=it, info=info_),
                 monitor=monitor, monitor_test=monitor_test)
     else:
-        with task_progress(f"training ({params.solver})", quiet=quiet) as update:
+        with task_progress(params.solver, total=total, quiet=quiet,
+                           transient=False) as update:
             model = train(X, y, params,
                           callback=lambda it, info_: update(completed=it, info=info_),
                           monitor=monitor, monitor_test=monitor_test)
