@@ -45,6 +45,7 @@ from budgetsvm import probability as _probability
 from budgetsvm import solvers as _solvers
 from budgetsvm import threads as _threads
 from budgetsvm.errors import BsvmError
+from budgetsvm.params import DEFAULTS as _D
 from budgetsvm.params import TrainParams
 from budgetsvm.problem import canonical_csr
 
@@ -392,9 +393,11 @@ class BudgetSVC(_BudgetSVMBase):
 
     _ESTIMATOR = "BudgetSVC"
 
-    def __init__(self, solver="bsgd", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
-                 budget=500, epochs=5, maintenance="merge", merge_search="lookup-wd",
-                 variant="pegasos", eta=None, radius=None, polish="refit", coalesce=None,
+    # defaults: TrainParams' (budgetsvm/params.py), the ones bsvm-train has
+    def __init__(self, solver="bsgd", C=_D.C, kernel=_D.kernel, gamma=None, degree=_D.degree,
+                 coef0=_D.coef0, budget=_D.budget, epochs=_D.epochs, maintenance=_D.maintenance,
+                 merge_search=_D.merge_search, variant=_D.variant, eta=None, radius=None,
+                 polish=_D.polish, coalesce=None,
                  class_weight=None, random_state=None, probability=False, n_jobs=None):
         self.solver = solver
         self.C = C
@@ -439,7 +442,7 @@ class LinearSVC(_BudgetSVMBase):
 
     _ESTIMATOR = "LinearSVC"
 
-    def __init__(self, solver="dcd", C=1.0, loss="l1", tol=None, max_iter=1000,
+    def __init__(self, solver="dcd", C=_D.C, loss=_D.loss, tol=None, max_iter=_D.max_iter,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None,
                  random_state=None, probability=False, n_jobs=None):
         self.solver = solver
@@ -496,8 +499,8 @@ class WWLinearSVC(_BudgetSVMBase):
 
     _ESTIMATOR = "WWLinearSVC"
 
-    def __init__(self, solver="ww", C=1.0, tol=None, max_iter=1000, bias=1.0,
-                 subsolver="walrus", class_weight=None, random_state=None, probability=False,
+    def __init__(self, solver="ww", C=_D.C, tol=None, max_iter=_D.max_iter, bias=1.0,
+                 subsolver=_D.ww_subsolver, class_weight=None, random_state=None, probability=False,
                  n_jobs=None):
         self.solver = solver
         self.C = C

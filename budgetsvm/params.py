@@ -81,6 +81,10 @@ class TrainParams:
         return self.gamma if self.gamma is not None else 1.0 / max(n_features, 1)
 
 
+# The one place the defaults live: bsvm-train's options and the estimators read them here.
+DEFAULTS = TrainParams()
+
+
 def _positive(name, value):
     if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
         raise ParameterError(f"{name} must be positive, got {value}")

@@ -224,3 +224,34 @@ def test_the_glued_form_shown_in_help_is_the_class_weight_option(tmp_path):
         assert result.returncode == 0, result.stderr.decode()
         models.append(path.read_bytes())
     assert models[0] == models[1] != models[2]
+
+
+def test_defaults_live_in_one_place():
+    # bsvm-train's option defaults, the estimators' and TrainParams' are the same values: the
+    # CLI and the estimators read them from params.DEFAULTS (the oracle: TrainParams itself,
+    # constructed with no argument, and LIBSVM/LIBLINEAR's documented values for a few)
+    import dataclasses
+    import inspect
+
+    from budgetsvm.cli.train import command
+    from budgetsvm.estimators import BudgetSVC, LinearSVC, WWLinearSVC
+    from budgetsvm.params import TrainParams
+    fields = {f.name: f.default for f in dataclasses.fields(TrainParams)
+              if f.default is not dataclasses.MISSING}
+    checked = 0
+    for param in command.params:
+        if param.name in fields and isinstance(param.default, (int, float, str)):
+            value = param.default
+            expected = fields[param.name]
+            if param.name == "shrinking":
+                value = value == "1"
+            assert value == expected, (param.name, value, expected)
+            checked += 1
+    assert checked >= 15
+    assert fields["C"] == 1.0 and fields["budget"] == 500 and fields["max_iter"] == 1000
+    for cls in (BudgetSVC, LinearSVC, WWLinearSVC):
+        for name, p in inspect.signature(cls).parameters.items():
+            key = {"subsolver": "ww_subsolver"}.get(name, name)
+            if key in fields and p.default is not None and key != "solver" and \
+                    (cls is not WWLinearSVC or key != "bias"):
+                assert p.default == fields[key], (cls.__name__, name)
