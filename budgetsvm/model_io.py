@@ -829,7 +829,7 @@ class _Reader:
 
     def native_end(self, index, what):
         if index >= len(self.lines):
-            self.fail(None, f"the file ends without its 'end' line (truncated?)")
+            self.fail(None, "the file ends without its 'end' line (truncated?)")
         if self.lines[index].strip() != b"end":
             self.fail(index + 1, f"expected 'end' after {what} lines, found "
                                  f"{_show(self.lines[index].strip())} (wrong count in the header?)")

@@ -1,6 +1,5 @@
 """End-to-end tests of the installed commands: exit codes, one-line errors, no partial output,
 and the LIBSVM-style lines that scripts parse."""
-import os
 import re
 import subprocess
 import sys

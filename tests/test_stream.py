@@ -6,7 +6,6 @@ seeded permutations); with several buffers it equals the core run on the whole d
 concatenated buffer orders; peak memory does not grow with the number of rows.
 """
 import dataclasses
-import os
 import subprocess
 import sys
 import warnings
@@ -25,7 +24,6 @@ from budgetsvm.kernel_solvers import fit_bsgd, train_bsgd
 from budgetsvm.problem import csr_arrays
 from budgetsvm.labels import group_classes
 from budgetsvm.memory import available, run_measuring_peak
-from budgetsvm.model_io import save_model
 from budgetsvm.params import TrainParams
 from budgetsvm.stream import scan, train_bsgd_stream
 
