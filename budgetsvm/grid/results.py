@@ -1,0 +1,151 @@
+"""The results file (grid.py's ``log2c=<x> log2g=<y> rate=<r>`` lines, ``budget=<B>`` for budget
+lists; read back for -resume) and the choice of the best point (grid.py's tie rule, in job
+order, so that it does not depend on which worker finished first)."""
+import os
+import re
+
+from budgetsvm.errors import BsvmError
+from budgetsvm.grid.order import Point, _tidy
+
+
+def format_value(value):
+    """A log2 value as written to .out and stdout: integers without '.0', else shortest repr."""
+    value = _tidy(float(value))
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def format_rate(rate):
+    return repr(float(rate))
+
+
+def format_result(point, rate):
+    """One .out line (without the newline): ``log2c=<x> log2g=<y> [budget=<B>] rate=<r>``."""
+    fields = []
+    if point.log2c is not None:
+        fields.append(f"log2c={format_value(point.log2c)}")
+    if point.log2g is not None:
+        fields.append(f"log2g={format_value(point.log2g)}")
+    if point.budget is not None:
+        fields.append(f"budget={point.budget}")
+    fields.append(f"rate={format_rate(rate)}")
+    return " ".join(fields)
+
+
+_RATE = re.compile(r"rate=([0-9.]+)")
+_LOG2C = re.compile(r"log2c=([0-9.eE+-]+)")
+_LOG2G = re.compile(r"log2g=([0-9.eE+-]+)")
+_BUDGET = re.compile(r"budget=([0-9]+)")
+
+
+def parse_result_line(line):
+    """(Point, rate) from a .out line, or None for a line without a rate (grid.py's regexes)."""
+    rate = _RATE.search(line)
+    if not rate:
+        return None
+    try:
+        c = _LOG2C.search(line)
+        g = _LOG2G.search(line)
+        b = _BUDGET.search(line)
+        point = Point(_tidy(float(c.group(1))) if c else None,
+                      _tidy(float(g.group(1))) if g else None,
+                      int(b.group(1)) if b else None)
+        return point, float(rate.group(1))
+    except ValueError:
+        return None
+
+
+def read_results(path):
+    """The finished points of a .out file, in file order: {Point: rate}.
+
+    A last line without its newline was cut off by a killed run (its rate may be truncated), so
+    it is ignored and the point computed again.
+    """
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as exc:
+        raise BsvmError(f"{path}: cannot read the file to resume: "
+                        f"{exc.strerror or exc}") from None
+    lines = text.split("\n")
+    complete = lines[:-1]           # the piece after the last newline is incomplete (or empty)
+    results = {}
+    for line in complete:
+        parsed = parse_result_line(line.strip())
+        if parsed is not None:
+            results[parsed[0]] = parsed[1]
+    return results
+
+
+def _drop_incomplete_line(path):
+    """Cut a last line without its newline (left by a killed run; read_results ignores it)."""
+    with open(path, "rb+") as f:
+        data = f.read()
+        if data and not data.endswith(b"\n"):
+            f.truncate(data.rfind(b"\n") + 1)
+
+
+class ResultFile:
+    """The -out file: truncated (or appended to, with -resume), one flushed line per point."""
+
+    def __init__(self, path, append):
+        self.path = path
+        try:
+            if append and os.path.exists(path):
+                _drop_incomplete_line(path)
+            self.file = open(path, "a" if append else "w", encoding="utf-8")
+        except OSError as exc:
+            raise BsvmError(f"{path}: cannot write the result file: "
+                            f"{exc.strerror or exc}") from None
+
+    def write(self, point, rate):
+        try:
+            self.file.write(format_result(point, rate) + "\n")
+            self.file.flush()
+        except OSError as exc:
+            raise BsvmError(f"{self.path}: cannot write the result file: "
+                            f"{exc.strerror or exc}") from None
+
+    def close(self):
+        self.file.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# the best point
+
+def better(point, rate, best_point, best_rate):
+    """grid.py's update rule: a higher rate, or the same rate with the same gamma (and budget)
+    and a smaller C."""
+    if best_point is None or rate > best_rate:
+        return True
+    return (rate == best_rate and point.log2g == best_point.log2g
+            and point.budget == best_point.budget
+            and point.log2c is not None and best_point.log2c is not None
+            and point.log2c < best_point.log2c)
+
+
+def select_best(results, order=None):
+    """(best Point, best rate) of {Point: rate}, visiting points in ``order`` (job order) first
+    and any others (resumed points outside the grid) before them, as grid.py reads resumed
+    points first. (None, -1) when there are no results."""
+    order = list(order or [])
+    in_order = set(order)
+    visit = [p for p in results if p not in in_order] + [p for p in order if p in results]
+    best_point, best_rate = None, -1.0
+    for point in visit:
+        if better(point, results[point], best_point, best_rate):
+            best_point, best_rate = point, results[point]
+    return best_point, best_rate
+
+
+def best_values(point):
+    """{'c': C, 'g': gamma, 'budget': B} of a point (keys of unsearched dimensions omitted)."""
+    values = {}
+    if point is None:
+        return values
+    if point.log2c is not None:
+        values["c"] = 2.0 ** point.log2c
+    if point.log2g is not None:
+        values["g"] = 2.0 ** point.log2g
+    if point.budget is not None:
+        values["budget"] = point.budget
+    return values

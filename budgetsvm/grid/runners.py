@@ -1,0 +1,264 @@
+"""Evaluating a grid point fold by fold (the stratified, seeded folds and the training of
+``bsvm-train -v``), and the runners that do it: in this process (-j 1), a pool of worker
+processes that read the data file once each (-j N), or a Dask cluster."""
+import dataclasses
+import os
+import sys
+import uuid
+
+import numpy as np
+
+from budgetsvm.errors import BsvmError, TrainingDiverged
+
+DEFAULT_RETRIES = 2
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+
+def point_params(base, point):
+    """The TrainParams of a point: base with C, gamma and budget of the point."""
+    changes = {}
+    if point.log2c is not None:
+        changes["C"] = 2.0 ** point.log2c
+    if point.log2g is not None:
+        changes["gamma"] = 2.0 ** point.log2g
+    if point.budget is not None:
+        changes["budget"] = int(point.budget)
+    return dataclasses.replace(base, **changes)
+
+
+def rate_from_correct(correct, n):
+    """The accuracy bsvm-train -v prints (%g, 6 significant digits), as a float like grid.py's."""
+    return float("%g" % (100.0 * (correct / n)))   # as bsvm-train: 100 * mean(right)
+
+
+def fold_correct(X, y, fold_of_row, params, fold):
+    """Rows of ``fold`` predicted right by a model trained on the other folds (TrainingDiverged
+    when that model or its decision values are not finite)."""
+    from budgetsvm.train import predict_scored, train
+    test = fold_of_row == fold
+    if not test.any():
+        return 0
+    model = train(X[~test], y[~test], params)
+    return int(np.count_nonzero(predict_scored(model, X[test]) == y[test]))
+
+
+def fold_outcome(X, y, fold_of_row, params, fold):
+    """fold_correct, or the reason (a str) when training diverged: the point then has no rate,
+    but the search goes on."""
+    try:
+        return fold_correct(X, y, fold_of_row, params, fold)
+    except TrainingDiverged as exc:
+        return str(exc)
+
+
+def cv_rate(X, y, params, nr_fold):
+    """Cross-validation accuracy (percent, as bsvm-train -v prints it) of one parameter set."""
+    from budgetsvm.train import stratified_folds
+    fold_of_row = stratified_folds(y, nr_fold, params.seed)
+    correct = sum(fold_correct(X, y, fold_of_row, params, f) for f in range(nr_fold))
+    return rate_from_correct(correct, len(y))
+
+
+# Per-process cache of loaded data sets (a worker reads a file once, whatever the number of
+# points it evaluates): key -> (X, y, fold_of_row).
+_DATA = {}
+
+
+def load_source(path, zero_based, nr_fold, seed):
+    """(X, y, fold_of_row) of a data file, read once per process."""
+    key = (os.path.abspath(path), bool(zero_based), int(nr_fold), int(seed))
+    if key not in _DATA:
+        from budgetsvm.io import read_problem
+        from budgetsvm.train import stratified_folds
+        X, y = read_problem(path, zero_based=zero_based)
+        _DATA[key] = (X, y, stratified_folds(y, nr_fold, seed))
+    return _DATA[key]
+
+
+# local pool workers
+_WORKER = {}
+
+
+def _pool_init(source, zero_based, nr_fold, seed):
+    """Pool initializer: load the data once (a path is read here; stdin data arrive pickled)."""
+    if isinstance(source, str):
+        _WORKER["data"] = load_source(source, zero_based, nr_fold, seed)
+    else:
+        _WORKER["data"] = source
+
+
+def _pool_task(params, fold):
+    X, y, fold_of_row = _WORKER["data"]
+    return fold_outcome(X, y, fold_of_row, params, fold), "local"
+
+
+def dask_task(source, zero_based, nr_fold, params, fold):
+    """One fold of one point on a Dask worker. ``source`` is the scattered (X, y, fold_of_row)
+    tuple, or a path every worker can read (read once per worker process and cached)."""
+    if isinstance(source, str):
+        X, y, fold_of_row = load_source(source, zero_based, nr_fold, params.seed)
+    else:
+        X, y, fold_of_row = source
+    try:
+        from distributed import get_worker
+        name = get_worker().address
+    except Exception:           # pragma: no cover - outside a worker
+        name = "dask"
+    return fold_outcome(X, y, fold_of_row, params, fold), name
+
+
+# ---------------------------------------------------------------------------------------------
+# runners: each yields (task index, correct, worker name) as tasks finish
+
+class InlineRunner:
+    """-j 1: every task in this process, in job order, on the data already loaded."""
+
+    def __init__(self, X, y, fold_of_row):
+        self.data = (X, y, fold_of_row)
+
+    def run(self, tasks):
+        X, y, fold_of_row = self.data
+        for index, (params, fold) in enumerate(tasks):
+            yield index, fold_outcome(X, y, fold_of_row, params, fold), "local"
+
+    def close(self, abort=False):
+        pass
+
+
+class PoolRunner:
+    """-j N: N worker processes (spawned, so safe with threads); each loads the data once in the
+    pool initializer. A pool that breaks (a worker killed) is rebuilt and its unfinished tasks
+    resubmitted, up to ``retries`` times."""
+
+    def __init__(self, n_workers, source, zero_based, nr_fold, seed, retries=DEFAULT_RETRIES):
+        self.n_workers = n_workers
+        self.initargs = (source, zero_based, nr_fold, seed)
+        self.retries = retries
+        self.executor = None
+
+    def _start(self):
+        import concurrent.futures
+        import multiprocessing
+        self.executor = concurrent.futures.ProcessPoolExecutor(
+            max_workers=self.n_workers, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_pool_init, initargs=self.initargs)
+
+    def run(self, tasks):
+        import concurrent.futures
+        from concurrent.futures.process import BrokenProcessPool
+        pending = set(range(len(tasks)))
+        failures = 0
+        while pending:
+            self._start()
+            futures = {self.executor.submit(_pool_task, *tasks[i]): i for i in sorted(pending)}
+            try:
+                for future in concurrent.futures.as_completed(futures):
+                    index = futures[future]
+                    correct, name = future.result()
+                    pending.discard(index)
+                    yield index, correct, name
+            except BrokenProcessPool:
+                failures += 1
+                self.close()
+                if failures > self.retries:
+                    raise BsvmError("grid search: local worker processes died "
+                                    f"{failures} times; giving up") from None
+                print(f"warning: a worker process died; restarting the pool for "
+                      f"{len(pending)} unfinished tasks", file=sys.stderr)
+            finally:
+                if self.executor is not None and not pending:
+                    self.close()
+
+    def close(self, abort=False):
+        if self.executor is None:
+            return
+        if abort:
+            # interrupted or failed: do not wait for the points still running
+            for process in list(getattr(self.executor, "_processes", {}).values()):
+                process.terminate()
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        self.executor = None
+
+
+def connect_dask(address, timeout=DEFAULT_CONNECT_TIMEOUT):
+    """A dask.distributed Client of the scheduler at ``address``; one-line BsvmError if dask is
+    missing or the scheduler does not answer within ``timeout`` seconds."""
+    try:
+        import distributed
+    except ImportError:
+        raise BsvmError("--scheduler needs dask.distributed: pip install 'budgetsvm[dist]'") \
+            from None
+    import logging
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)    # its retry warnings would break the one-line error
+    try:
+        return distributed.Client(address, timeout=timeout, set_as_default=False)
+    except Exception as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise BsvmError(f"--scheduler {address}: cannot reach the Dask scheduler "
+                        f"within {timeout:g} s ({reason})") from None
+    finally:
+        logger.setLevel(level)
+
+
+class DaskRunner:
+    """Tasks on a Dask distributed cluster.
+
+    Data: ``shared_path`` False scatters (X, y, fold_of_row) to every worker once (broadcast, so
+    a dead worker's copy is not the only one); True sends only the path and every worker
+    process reads the file itself, once (it must see the same file at the same path).
+    Failed tasks are retried ``retries`` times; a task on a worker that dies is rescheduled by
+    the scheduler on another worker.
+    """
+
+    def __init__(self, client, data, path, zero_based, nr_fold, shared_path=False,
+                 retries=DEFAULT_RETRIES, own_client=False):
+        self.client = client
+        self.own_client = own_client
+        self.path = path
+        self.zero_based = zero_based
+        self.nr_fold = nr_fold
+        self.shared_path = shared_path
+        self.retries = retries
+        self.data = data
+        self.futures = []
+
+    def run(self, tasks):
+        from distributed import as_completed
+        if self.shared_path:
+            source = os.path.abspath(self.path)
+        else:
+            source = self.client.scatter(self.data, broadcast=True, hash=False)
+        token = uuid.uuid4().hex[:12]
+        futures = {}
+        for index, (params, fold) in enumerate(tasks):
+            future = self.client.submit(dask_task, source, self.zero_based, self.nr_fold,
+                                        params, fold, key=f"bsvm-grid-{token}-{index}",
+                                        retries=self.retries, priority=len(tasks) - index,
+                                        pure=False)
+            futures[future.key] = index
+            self.futures.append(future)
+        for future in as_completed(self.futures, loop=self.client.loop):
+            index = futures[future.key]
+            try:
+                correct, name = future.result()
+            except BsvmError:
+                raise
+            except Exception as exc:
+                reason = str(exc).splitlines()[0] if str(exc) else ""
+                raise BsvmError(f"grid search: task {index} failed on the cluster after "
+                                f"{self.retries} retries: {type(exc).__name__}: {reason}"
+                                ) from None
+            yield index, correct, name
+
+    def close(self, abort=False):
+        for future in self.futures:
+            if not future.done():
+                future.cancel()
+        self.futures = []
+        if self.own_client:
+            try:
+                self.client.close()
+            except Exception:
+                pass
