@@ -14,11 +14,8 @@ from budgetsvm._rng import Random
 from budgetsvm.kernel_solvers import fit_bsgd, train_bsgd
 from budgetsvm.labels import group_classes
 from budgetsvm.params import TrainParams
-
-
-def rbf(A, B, gamma):
-    d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2 * A @ B.T
-    return np.exp(-gamma * np.maximum(d2, 0))
+from reference.kernels import rbf
+from reference.solvers import pegasos
 
 
 def blobs(n, k, d=2, seed=0, spread=1.0):
@@ -244,24 +241,10 @@ def test_projection_linear_kernel_projects_in_span_points():
 
 def numpy_pegasos(X, y_index, C, gamma, epochs, seed, class_weight=(1.0, 1.0),
                   variant="pegasos", eta=1.0):
-    """Kernel Pegasos with the explicit shrink of every coefficient (binary, y = ±1)."""
-    n = X.shape[0]
-    K = rbf(X, X, gamma)
+    """tests/reference/solvers.py's Pegasos on the RBF kernel matrix of dense X (binary)."""
     y = np.where(y_index == 0, 1.0, -1.0)
-    w = np.asarray(class_weight)[y_index]
-    lam = 1.0 / (n * C)
-    alpha = np.zeros(n)
-    rng, t = Random(seed), 0
-    for _ in range(epochs):
-        for i in rng.permutation(n):
-            t += 1
-            f = alpha @ K[:, i]
-            eta_t = 1.0 / (lam * t) if variant == "pegasos" else eta / np.sqrt(t)
-            if t > 1:
-                alpha *= 1.0 - eta_t * lam
-            if y[i] * f < 1:
-                alpha[i] += eta_t * y[i] * w[i]
-    return alpha
+    return pegasos(rbf(X, X, gamma), y, C, epochs, seed,
+                   weights=np.asarray(class_weight)[y_index], variant=variant, eta=eta)
 
 
 @pytest.mark.parametrize("epochs,class_weight", [(1, (1.0, 1.0)), (3, (1.0, 1.0)),

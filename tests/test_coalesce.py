@@ -23,13 +23,10 @@ from budgetsvm.problem import csr_arrays
 from budgetsvm.labels import group_classes
 from budgetsvm.params import TrainParams
 from budgetsvm.stream import train_bsgd_stream
+from reference.kernels import rbf
+from reference.solvers import pegasos, sca
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-
-
-def rbf(A, B, gamma):
-    d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2 * A @ B.T
-    return np.exp(-gamma * np.maximum(d2, 0))
 
 
 def blobs(n, d=3, seed=0):
@@ -47,21 +44,6 @@ def check_distinct_origins(store):
     assert len(np.unique(rows)) == len(rows)
 
 
-def numpy_pegasos(K, y, C, epochs, seed):
-    """Kernel Pegasos with an explicit coefficient per training row (no budget)."""
-    n = len(y)
-    alpha = np.zeros(n)
-    rng, t = Random(seed), 0
-    for _ in range(epochs):
-        for i in rng.permutation(n):
-            t += 1
-            f = alpha @ K[:, i]
-            alpha *= (t - 1) / t
-            if y[i] * f < 1:
-                alpha[i] += n * C / t * y[i]
-    return alpha
-
-
 def test_bsgd_with_budget_n_equals_unbudgeted_pegasos_over_epochs():
     X, y = blobs(60)
     Xs = sp.csr_matrix(X)
@@ -74,7 +56,7 @@ def test_bsgd_with_budget_n_equals_unbudgeted_pegasos_over_epochs():
     assert len(np.unique(origin)) == len(origin)          # one entry per row
     alpha = np.zeros(60)
     alpha[origin] = A[:, 0] * res["s"]
-    np.testing.assert_allclose(alpha, numpy_pegasos(rbf(X, X, 0.5), y, 2.0, 4, 5),
+    np.testing.assert_allclose(alpha, pegasos(rbf(X, X, 0.5), y, 2.0, 4, 5),
                                rtol=1e-10, atol=1e-12)
 
 
@@ -89,12 +71,7 @@ def test_bsca_with_budget_n_equals_unbudgeted_sca_over_epochs():
                epochs=6, seed=7)
     assert store.counters()["n_maintenance"] == 0 and store.n <= 50
     # plain SCA with the same order
-    ref = np.zeros(50)
-    rng = Random(7)
-    for _ in range(6):
-        for i in rng.permutation(50):
-            f = (ref * y) @ K[:, i]
-            ref[i] = min(max(ref[i] + (1.0 - y[i] * f) / K[i, i], 0.0), 1.0)
+    ref, _ = sca(K, y, np.full(50, 1.0), 6, 7)
     np.testing.assert_allclose(alpha, ref, atol=1e-10)
     _, A, origin, _ = store.export()
     beta = np.zeros(50)

@@ -12,7 +12,8 @@ import pytest
 
 from budgetsvm.io import write_problem
 from budgetsvm.model_io import load_model
-from test_bsgd import blobs, numpy_pegasos, rbf
+from reference.kernels import rbf
+from test_bsgd import blobs, numpy_pegasos
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
@@ -111,7 +112,8 @@ def commands_of(module):
     """The command whose users read a module's messages (library messages: bsvm-train and,
     through its pass-through, bsvm-grid)."""
     for name in ("grid", "predict", "scale"):
-        if module in (f"budgetsvm.cli.{name}", f"budgetsvm.{name}"):
+        if module in (f"budgetsvm.cli.{name}", f"budgetsvm.{name}") or \
+                module.startswith(f"budgetsvm.{name}."):
             return ["bsvm-" + name]
     return ["bsvm-train"]
 
