@@ -8,8 +8,8 @@ their outer loop:
 * ``_Problem`` / ``_as_problem_arrays`` / ``_bind``: validation, the CSR view, ±1 labels,
   per-instance costs C_i, bounds U_i, diagonal shifts D_ii, Q̄_ii = ‖x_i‖² + D_ii, and the
   zero-row rule of §0.1;
-* ``_sparse_dot`` / ``_sparse_axpy``: the two O(nnz(x_i)) kernels on one CSR row (raw pointers,
-  so the hot loop has no memoryview overhead);
+* ``_sparse_dot`` / ``_sparse_axpy``: the two O(nnz(x_i)) kernels on one CSR row
+  (budgetsvm/_csr.pxd, the cores' shared CSR view);
 * ``_check_signals``: Ctrl-C from inside the nogil loop;
 * ``_objectives``: the dual (descent form, as LIBLINEAR prints it) and the primal.
 """
@@ -22,6 +22,7 @@ from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY, copysign, exp, fabs
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
+from budgetsvm._csr cimport CsrRows, csr_axpy, csr_dot, csr_row_sqnorms
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle, rng_shuffle_fast, rng_uniform
 from budgetsvm._nogil cimport check_signals as _check_signals
 
@@ -59,12 +60,7 @@ n_unshrink        how often shrinking was undone for a verification sweep (LIBLI
 # ---------------------------------------------------------------------------------------------
 
 cdef struct _Problem:
-    # CSR rows: x_i = data[indptr[i]:indptr[i+1]] at columns indices[indptr[i]:indptr[i+1]]
-    const double* data
-    const int32_t* indices
-    const int64_t* indptr
-    Py_ssize_t n_rows
-    Py_ssize_t n_features
+    CsrRows X              # the training rows (budgetsvm/_csr.pxd)
     const double* y        # ±1
     const double* C        # per-instance cost C_i (C times the class weight)
     const double* U        # upper bound of α_i: C_i (L1) or +inf (L2)
@@ -75,50 +71,26 @@ cdef struct _Problem:
 
 cdef inline double _sparse_dot(const double* w, const _Problem* p, Py_ssize_t i) noexcept nogil:
     # return np.dot(w, x_i)
-    cdef int64_t k = p.indptr[i], end = p.indptr[i + 1]
-    cdef const double* val = p.data
-    cdef const int32_t* ind = p.indices
-    cdef double s = 0.0
-    while k < end:
-        s += w[ind[k]] * val[k]
-        k += 1
-    return s
+    return csr_dot(&p.X, i, w)
 
 
 cdef inline void _sparse_axpy(double a, const _Problem* p, Py_ssize_t i, double* w) noexcept nogil:
     # w += a * x_i
-    cdef int64_t k = p.indptr[i], end = p.indptr[i + 1]
-    cdef const double* val = p.data
-    cdef const int32_t* ind = p.indices
-    while k < end:
-        w[ind[k]] += a * val[k]
-        k += 1
-
-
-cdef void _row_sq_norms(const _Problem* p, double* out) noexcept nogil:
-    # out = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    cdef Py_ssize_t i
-    cdef int64_t k
-    cdef double s
-    for i in range(p.n_rows):
-        s = 0.0
-        for k in range(p.indptr[i], p.indptr[i + 1]):
-            s += p.data[k] * p.data[k]
-        out[i] = s
+    csr_axpy(&p.X, i, a, w)
 
 
 def _row_norms(const double[::1] data, const int64_t[::1] indptr):
     """Squared Euclidean norm of every CSR row."""
-    cdef _Problem p
+    cdef CsrRows X
     cdef double dummy = 0.0
-    p.data = &data[0] if data.shape[0] > 0 else &dummy
-    p.indptr = &indptr[0]
-    p.n_rows = indptr.shape[0] - 1
-    out = np.zeros(p.n_rows, dtype=np.float64)
+    X.data = &data[0] if data.shape[0] > 0 else &dummy
+    X.indptr = &indptr[0]
+    X.n_rows = indptr.shape[0] - 1
+    out = np.zeros(X.n_rows, dtype=np.float64)
     cdef double[::1] v_out = out
-    if p.n_rows > 0:
+    if X.n_rows > 0:
         with nogil:
-            _row_sq_norms(&p, &v_out[0])
+            csr_row_sqnorms(&X, &v_out[0])
     return out
 
 
@@ -184,16 +156,16 @@ cdef int _bind(_Problem* p, const double[::1] data, const int32_t[::1] indices,
                const double[::1] C, const double[::1] U, const double[::1] D,
                const double[::1] QD, const double[::1] yU) except -1:
     # Point p at the arrays returned by _as_problem_arrays; the caller keeps them alive.
-    p.data = &_DUMMY_DOUBLE
-    p.indices = &_DUMMY_INT
+    p.X.data = &_DUMMY_DOUBLE
+    p.X.indices = &_DUMMY_INT
     p.y = p.C = p.U = p.D = p.QD = p.yU = &_DUMMY_DOUBLE
     if data.shape[0] > 0:
-        p.data = &data[0]
-        p.indices = &indices[0]
-    p.indptr = &indptr[0]
-    p.n_rows = indptr.shape[0] - 1
-    p.n_features = n_features
-    if p.n_rows > 0:
+        p.X.data = &data[0]
+        p.X.indices = &indices[0]
+    p.X.indptr = &indptr[0]
+    p.X.n_rows = indptr.shape[0] - 1
+    p.X.n_cols = n_features
+    if p.X.n_rows > 0:
         p.y = &y[0]
         p.C = &C[0]
         p.U = &U[0]
@@ -210,9 +182,9 @@ cdef void _objectives(const _Problem* p, const double* w, const double* alpha, b
     # xi = np.maximum(0, 1 - y * (X @ w)); primal = wnorm/2 + (C * (xi**2 if l2 else xi)).sum()
     cdef Py_ssize_t i, j
     cdef double wnorm = 0.0, asum = 0.0, loss = 0.0, xi
-    for j in range(p.n_features):
+    for j in range(p.X.n_cols):
         wnorm += w[j] * w[j]
-    for i in range(p.n_rows):
+    for i in range(p.X.n_rows):
         asum += alpha[i] * (alpha[i] * p.D[i] - 2.0)
         xi = 1.0 - p.y[i] * _sparse_dot(w, p, i)
         if xi > 0.0:
@@ -276,7 +248,7 @@ def dcd_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
     cdef Py_ssize_t dummy_index = 0
 
     cdef double* wp = &v_w[0] if n_features > 0 else &dummy
-    cdef double* a = &v_alpha[0] if p.n_rows > 0 else &dummy
+    cdef double* a = &v_alpha[0] if p.X.n_rows > 0 else &dummy
     cdef Py_ssize_t* index = &v_index[0] if n_order > 0 else &dummy_index
 
     cdef bint strict = stop == "strict"
@@ -563,8 +535,8 @@ def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
     cdef Py_ssize_t dummy_index = 0
 
     cdef double* wp = &v_w[0] if n_features > 0 else &dummy
-    cdef double* a = &v_alpha[0] if p.n_rows > 0 else &dummy
-    cdef double* pp = &v_pref[0] if p.n_rows > 0 else &dummy
+    cdef double* a = &v_alpha[0] if p.X.n_rows > 0 else &dummy
+    cdef double* pp = &v_pref[0] if p.X.n_rows > 0 else &dummy
     cdef Py_ssize_t* index = &v_order[0] if n_order > 0 else &dummy_index
     cdef Py_ssize_t* schedule = &v_sched[0]
 
@@ -736,8 +708,8 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
     cdef Py_ssize_t dummy_index = 0
 
     cdef double* wp = &v_w[0] if n_features > 0 else &dummy
-    cdef double* a = &v_alpha[0] if p.n_rows > 0 else &dummy
-    cdef double* pp = &v_pref[0] if p.n_rows > 0 else &dummy
+    cdef double* a = &v_alpha[0] if p.X.n_rows > 0 else &dummy
+    cdef double* pp = &v_pref[0] if p.X.n_rows > 0 else &dummy
     # index[0:active] are the active rows; index[active:n] the shrunk ones
     cdef Py_ssize_t* index = &v_order[0] if n_order > 0 else &dummy_index
     cdef Py_ssize_t* schedule = &v_sched[0]
@@ -943,10 +915,10 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
         if converged and checked:
             # the last sweep measured every row at the returned w: the objectives from it
             wnorm = 0.0
-            for j in range(p.n_features):
+            for j in range(p.X.n_cols):
                 wnorm += wp[j] * wp[j]
             asum = 0.0
-            for i in range(p.n_rows):
+            for i in range(p.X.n_rows):
                 asum += a[i] * (a[i] * p.D[i] - 2.0)
             dual = (wnorm + asum) / 2.0
             primal = wnorm / 2.0 + loss + zero_loss

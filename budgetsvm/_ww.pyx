@@ -41,6 +41,7 @@ from libc.math cimport INFINITY, ceil, fabs, log
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, clock_gettime, timespec
 
+from budgetsvm._csr cimport CsrRows
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle, rng_shuffle_fast
 from budgetsvm._nogil cimport monotonic_seconds as _now, thread_cpu_seconds as _cpu
 from budgetsvm._nogil cimport check_signals as _check_signals
@@ -820,14 +821,9 @@ cdef double _block_step_shrinking(double* W, Py_ssize_t k, const double* val,
 # ---------------------------------------------------------------------------------------------
 
 cdef struct _Problem:
-    # CSR rows: x_i = data[indptr[i]:indptr[i+1]] at columns indices[indptr[i]:indptr[i+1]]
-    const double* data
-    const int32_t* indices
-    const int64_t* indptr
+    CsrRows X              # the training rows (budgetsvm/_csr.pxd)
     const int32_t* y       # class index 0..k−1
     const double* C        # per-instance cost C_i
-    Py_ssize_t n
-    Py_ssize_t d
     Py_ssize_t k
 
 
@@ -835,17 +831,19 @@ cdef void _objectives(const _Problem* p, const double* W, const double* gamma, d
                       double* primal, double* dual, bint fast=False) noexcept nogil:
     # wsq = ‖W‖²;  P = ½wsq + Σ_i C_i Σ_{j≠y_i} max(0, 1 − z_{y_i} + z_j);  D = Σ_i γ_i − ½wsq
     cdef Py_ssize_t i, j, k = p.k
-    cdef Py_ssize_t f, dk = p.d * p.k
+    cdef Py_ssize_t f, dk = p.X.n_cols * p.k
     cdef int64_t lo
     cdef double wsq = 0.0, loss = 0.0, gsum = 0.0, li, zy, h
     for f in range(dk):
         wsq += W[f] * W[f]
-    for i in range(p.n):
-        lo = p.indptr[i]
+    for i in range(p.X.n_rows):
+        lo = p.X.indptr[i]
         if fast:
-            _scores4(W, k, p.data + lo, p.indices + lo, <Py_ssize_t>(p.indptr[i + 1] - lo), z)
+            _scores4(W, k, p.X.data + lo, p.X.indices + lo,
+                     <Py_ssize_t>(p.X.indptr[i + 1] - lo), z)
         else:
-            _scores(W, k, p.data + lo, p.indices + lo, <Py_ssize_t>(p.indptr[i + 1] - lo), z)
+            _scores(W, k, p.X.data + lo, p.X.indices + lo,
+                    <Py_ssize_t>(p.X.indptr[i + 1] - lo), z)
         zy = z[p.y[i]]
         li = 0.0
         for j in range(k):
@@ -1007,13 +1005,13 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     cdef Py_ssize_t dummy_index = 0
 
     cdef _Problem p
-    p.data = &v_data[0] if v_data.shape[0] > 0 else &dummy
-    p.indices = &v_indices[0] if v_indices.shape[0] > 0 else &dummy_int
-    p.indptr = &v_indptr[0]
+    p.X.data = &v_data[0] if v_data.shape[0] > 0 else &dummy
+    p.X.indices = &v_indices[0] if v_indices.shape[0] > 0 else &dummy_int
+    p.X.indptr = &v_indptr[0]
     p.y = &v_y[0] if n > 0 else &dummy_int
     p.C = &v_C[0] if n > 0 else &dummy
-    p.n = n
-    p.d = d
+    p.X.n_rows = n
+    p.X.n_cols = d
     p.k = k
     cdef const double* sqp = &v_sq[0] if n > 0 else &dummy
     cdef double* Wp = &v_W[0, 0] if d > 0 else &dummy
@@ -1097,13 +1095,13 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                         until_check = SIGNAL_CHECK_EVERY
                         _check_signals()
                     i = index[s]
-                    lo = p.indptr[i]
+                    lo = p.X.indptr[i]
                     if w.screen:
                         w.zl = zlp + i * k
                         w.Ll = Llp + i * k
                         w.nrm = nrmp[i]
-                    gammap[i] = _block_step(Wp, k, p.data + lo, p.indices + lo,
-                                            <Py_ssize_t>(p.indptr[i + 1] - lo), sqp[i], p.y[i],
+                    gammap[i] = _block_step(Wp, k, p.X.data + lo, p.X.indices + lo,
+                                            <Py_ssize_t>(p.X.indptr[i + 1] - lo), sqp[i], p.y[i],
                                             p.C[i], betap + i * K, gammap[i], &w)
                     n_steps += 1
             else:
@@ -1123,9 +1121,10 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                         until_check = SIGNAL_CHECK_EVERY
                         _check_signals()
                     i = index[s]
-                    lo = p.indptr[i]
+                    lo = p.X.indptr[i]
                     gammap[i] = _block_step_shrinking(
-                        Wp, k, p.data + lo, p.indices + lo, <Py_ssize_t>(p.indptr[i + 1] - lo),
+                        Wp, k, p.X.data + lo, p.X.indices + lo,
+                        <Py_ssize_t>(p.X.indptr[i + 1] - lo),
                         sqp[i], p.y[i], p.C[i], betap + i * K, gammap[i],
                         actp + i * act_stride, nactp + i, &w, &sh)
                     n_steps += 1
