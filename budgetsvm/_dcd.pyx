@@ -79,6 +79,25 @@ cdef inline void _sparse_axpy(double a, const _Problem* p, Py_ssize_t i, double*
     csr_axpy(&p.X, i, a, w)
 
 
+cdef inline double _acf_step(const _Problem* p, Py_ssize_t i, double ai, double Ui, double g,
+                             double yi, double* a, double* w) noexcept nogil:
+    # ACF's coordinate step (both of its loops): alpha_i ← clip(alpha_i + g / Q̄_ii, 0, U_i),
+    # w += (alpha_new − alpha_i) y_i x_i; returns the dual gain Δ_i that drives the preferences.
+    cdef double a_new = ai + g / p.QD[i], mu, delta
+    if a_new < 0.0 or a_new > Ui:
+        a_new = 0.0 if a_new < 0.0 else Ui
+        mu = a_new - ai
+        # clipped: |mu|·Q̄_ii < |g|, so the gain keeps g's sign robustly
+        delta = mu * (g - 0.5 * mu * p.QD[i])
+    else:
+        mu = a_new - ai
+        # the full Newton step gains exactly g² / (2 Q̄_ii)
+        delta = 0.5 * g * g / p.QD[i]
+    a[i] = a_new
+    _sparse_axpy(mu * yi, p, i, w)
+    return delta
+
+
 def _row_norms(const double[::1] data, const int64_t[::1] indptr):
     """Squared Euclidean norm of every CSR row."""
     cdef CsrRows X
@@ -552,7 +571,7 @@ def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
     cdef Py_ssize_t until_check = SIGNAL_CHECK_EVERY
     cdef bint converged = False, first_sweep = True, canstop = True, reset
     cdef double P = <double>n, delta_ref = 0.0, v, min_delta
-    cdef double g, PG, Ui, yi, ai, a_new, mu, delta, p_new
+    cdef double g, PG, Ui, yi, ai, delta, p_new
     cdef double dual = 0.0, primal = 0.0
     cdef Rng rng
     rng_seed(&rng, seed)
@@ -590,20 +609,7 @@ def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
                     v = fabs(PG)
                 delta = 0.0
                 if fabs(PG) > STEP_THRESHOLD:
-                    # alpha_new = np.clip(alpha[i] + g / QD[i], 0, U[i]); mu = alpha_new - alpha[i]
-                    a_new = ai + g / p.QD[i]
-                    if a_new < 0.0 or a_new > Ui:
-                        a_new = 0.0 if a_new < 0.0 else Ui
-                        mu = a_new - ai
-                        # clipped: |mu|·Q̄_ii < |g|, so the gain keeps g's sign robustly
-                        delta = mu * (g - 0.5 * mu * p.QD[i])
-                    else:
-                        mu = a_new - ai
-                        # the full Newton step gains exactly g² / (2 Q̄_ii)
-                        delta = 0.5 * g * g / p.QD[i]
-                    a[i] = a_new
-                    # w += mu * y[i] * x_i
-                    _sparse_axpy(mu * yi, &p, i, wp)
+                    delta = _acf_step(&p, i, ai, Ui, g, yi, a, wp)
                     n_updates += 1
                 if delta < min_delta:
                     min_delta = delta
@@ -735,7 +741,7 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
     cdef double zero_loss = float(np.sum(C_i[np.isnan(pref)])) if alpha.shape[0] else 0.0
     cdef double P, delta_ref = 0.0, v, min_delta
     cdef double M, m, limit = INFINITY
-    cdef double g, PG, Ui, yi, ai, a_new, mu, delta, p_new
+    cdef double g, PG, Ui, yi, ai, delta, p_new
     cdef double dual = 0.0, primal = 0.0
     cdef Rng rng
     rng_seed(&rng, seed)
@@ -821,18 +827,7 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
                     m = PG
                 delta = 0.0
                 if fabs(PG) > STEP_THRESHOLD:
-                    # alpha_new = np.clip(alpha[i] + g / QD[i], 0, U[i]); mu = alpha_new - alpha[i]
-                    a_new = ai + g / p.QD[i]
-                    if a_new < 0.0 or a_new > Ui:
-                        a_new = 0.0 if a_new < 0.0 else Ui
-                        mu = a_new - ai
-                        delta = mu * (g - 0.5 * mu * p.QD[i])
-                    else:
-                        mu = a_new - ai
-                        delta = 0.5 * g * g / p.QD[i]
-                    a[i] = a_new
-                    # w += mu * y[i] * x_i
-                    _sparse_axpy(mu * yi, &p, i, wp)
+                    delta = _acf_step(&p, i, ai, Ui, g, yi, a, wp)
                     n_updates += 1
                 if delta < min_delta:
                     min_delta = delta
