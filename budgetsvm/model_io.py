@@ -558,6 +558,15 @@ class _Reader:
 
     # -- data sections --------------------------------------------------------------------------
 
+    def allocate(self, shape, explain):
+        """An empty float64 array for a data section, or the error ``explain`` finds in the
+        file when the header's counts cannot be allocated (a damaged header, most likely)."""
+        try:
+            return np.empty(shape, dtype=np.float64)
+        except (MemoryError, ValueError):
+            explain(0, self._read())
+            raise
+
     def dense_body(self, start, count, ncols, what, native):
         """The ``count`` data lines from index ``start`` (where the stream stands), ``ncols``
         reals each, as a (count, ncols) array (feature-major for weights, as in the file)."""
@@ -565,11 +574,7 @@ class _Reader:
             self.explain(start, done, count, rest, lambda s, c, d: (
                 native and self.early_end(s, c, what, done=d),
                 self.dense_rows(s, c, ncols, what, done=d)))
-        try:
-            W = np.empty((count, ncols), dtype=np.float64)
-        except (MemoryError, ValueError):     # a damaged header, most likely: say what is wrong
-            explain(0, self._read())
-            raise
+        W = self.allocate((count, ncols), explain)
         self.stream_rows(start, count, lambda buf, cut, done: _parse.parse_dense_rows(
             memoryview(buf)[:cut], W, done), explain)
         return W
@@ -581,11 +586,7 @@ class _Reader:
             self.explain(start, done, count, rest, lambda s, c, d: (
                 native and self.early_end(s, c, what, done=d),
                 self.sv_rows(s, c, ncoef, what, done=d)))
-        try:
-            coef = np.empty((count, ncoef), dtype=np.float64)
-        except (MemoryError, ValueError):
-            explain(0, self._read())
-            raise
+        coef = self.allocate((count, ncoef), explain)
         blocks = []
 
         def parse(buf, cut, done):
