@@ -1,18 +1,12 @@
 """Progress display on stderr with rich; silent with -q or when stderr is not a terminal.
 
 Solvers know nothing about terminals: they call a callback, which this module turns into a
-rich progress bar (the print-hook idea of LIBLINEAR's set_print_string_function)."""
+rich progress bar (the print-hook idea of LIBLINEAR's set_print_string_function).
+
+rich is imported only when a bar is shown: with -q, or when stderr is not a terminal (pipes,
+scripts, benchmarks), its import would be a tenth of the command's start-up for nothing."""
 import contextlib
 import sys
-
-from rich.console import Console
-from rich.table import Column
-from rich.progress import (BarColumn, Progress, TaskProgressColumn, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
-
-
-def stderr_console():
-    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
 
 
 def progress_enabled(quiet):
@@ -28,6 +22,10 @@ def task_progress(description, total=None, quiet=False, transient=True):
     if not progress_enabled(quiet):
         yield lambda **kwargs: None
         return
+    from rich.console import Console
+    from rich.table import Column
+    from rich.progress import (BarColumn, Progress, TaskProgressColumn, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
     # On a narrow terminal the info text is cut, never the bar or the times (rich shrinks the
     # columns that may wrap).
     fixed = {"no_wrap": True}
@@ -38,7 +36,8 @@ def task_progress(description, total=None, quiet=False, transient=True):
                TimeRemainingColumn(table_column=Column(min_width=7, **fixed)),
                TextColumn("{task.fields[info]}",
                           table_column=Column(overflow="ellipsis"))]
-    with Progress(*columns, console=stderr_console(), transient=transient) as progress:
+    console = Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    with Progress(*columns, console=console, transient=transient) as progress:
         task = progress.add_task(description, total=total, info="")
         phase = [""]
 
