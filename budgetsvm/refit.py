@@ -56,7 +56,7 @@ def kernel_block(kernel, sv, X):
 
     def block(bounds):
         start, stop = bounds
-        out[start:stop] = kernel_rows(kernel, X, start, stop, svT, sv_sq)
+        kernel_rows(kernel, X, start, stop, svT, sv_sq, out=out[start:stop])
     parallel_map(block, block_ranges(X, svT))
     return out
 
