@@ -5,9 +5,11 @@ The interface for other Cython modules is budgetsvm/_lookup.pxd. This module hol
 * ``merge_gss`` / ``gss_merge_h`` / ``robust_merge_h``: the GSS for the merge position h,
   the runtime [0,1] scan and the robust half-interval variant;
 * the two tables WD(m,κ) (401×401) and the folded H(m,κ) for m ∈ [½,1] (201×401), computed
-  at every node with the robust GSS at ε = 1e-10, lazily, once per process (``get_tables``);
+  at every node with the robust GSS at ε = 1e-10, lazily, once per process (``get_tables``,
+  its rows shared out among the threads that need the tables);
 * vectorised Python wrappers, for tests and diagnostics.
 """
+import threading
 import time
 
 import numpy as np
@@ -70,16 +72,12 @@ cdef double robust_merge_h(double m, double kappa, double eps) noexcept nogil:
 # Tables
 # ---------------------------------------------------------------------------------------------
 
-cdef void _build(double* wd, double* hf) noexcept nogil:
-    """The folded H (rows m = ½..1) by the robust GSS at ε = 1e-10 at every node, WD from it.
-
-    WD rows m < ½ are the mirror images WD(m,κ) = WD(1−m,κ) (Lemma 1's symmetry, exact in
-    arithmetic): 80,601 searches instead of 161,201. tests/test_lookup.py checks the mirrored
-    rows against independent searches at m < ½ (on [0,½]) and a dense h-grid.
-    """
+cdef void _build_rows(double* wd, double* hf, Py_ssize_t first, Py_ssize_t stop) noexcept nogil:
+    """Rows m = first/400 .. (stop−1)/400 (first ≥ 200) of the folded H, by the robust GSS at
+    ε = 1e-10 at every node, and of WD from it."""
     cdef Py_ssize_t i, j, half = LOOKUP_INTERVALS // 2
     cdef double m, kappa, h
-    for i in range(half, LOOKUP_NODES):
+    for i in range(first, stop):
         m = <double>i / LOOKUP_INTERVALS
         for j in range(LOOKUP_NODES):
             kappa = <double>j / LOOKUP_INTERVALS
@@ -92,7 +90,14 @@ cdef void _build(double* wd, double* hf) noexcept nogil:
                 h = robust_merge_h(m, kappa, TABLE_EPS)
                 hf[(i - half) * LOOKUP_NODES + j] = h
                 wd[i * LOOKUP_NODES + j] = merge_wd(m, kappa, h)
-    for i in range(half):
+
+
+cdef void _mirror_rows(double* wd) noexcept nogil:
+    """WD rows m < ½ are the mirror images WD(m,κ) = WD(1−m,κ) (Lemma 1's symmetry, exact in
+    arithmetic): 80,601 searches instead of 161,201. tests/test_lookup.py checks the mirrored
+    rows against independent searches at m < ½ (on [0,½]) and a dense h-grid."""
+    cdef Py_ssize_t i, j
+    for i in range(LOOKUP_INTERVALS // 2):
         for j in range(LOOKUP_NODES):
             wd[i * LOOKUP_NODES + j] = wd[(LOOKUP_INTERVALS - i) * LOOKUP_NODES + j]
 
@@ -101,22 +106,28 @@ cdef class MergeLookup:
     """The two merge tables of §2.3 (read-only numpy arrays) and their interpolation."""
 
     def __cinit__(self):
-        t0 = time.perf_counter()
-        c0 = time.process_time()
+        # Allocated here, filled by get_tables (_TableBuild): every node is computed once, by
+        # whichever thread claims its row.
         wd = np.empty((LOOKUP_NODES, LOOKUP_NODES), dtype=np.float64)
         hf = np.empty((LOOKUP_HALF_NODES, LOOKUP_NODES), dtype=np.float64)
-        cdef double* pwd = <double*>cnp.PyArray_DATA(wd)
-        cdef double* phf = <double*>cnp.PyArray_DATA(hf)
-        # Built with the GIL held: a concurrent first call waits instead of building twice.
-        _build(pwd, phf)
-        wd.flags.writeable = False
-        hf.flags.writeable = False
         self.wd_table = wd
         self.h_table = hf
-        self.tables.wd = pwd
-        self.tables.h_folded = phf
-        self.build_seconds = time.perf_counter() - t0
-        self.build_cpu_seconds = time.process_time() - c0
+        self.tables.wd = <double*>cnp.PyArray_DATA(wd)
+        self.tables.h_folded = <double*>cnp.PyArray_DATA(hf)
+
+    def _fill_rows(self, Py_ssize_t first, Py_ssize_t stop):
+        cdef double* wd = <double*>self.tables.wd
+        cdef double* hf = <double*>self.tables.h_folded
+        with nogil:
+            _build_rows(wd, hf, first, stop)
+
+    def _finish(self, double seconds, double cpu_seconds):
+        with nogil:
+            _mirror_rows(<double*>self.tables.wd)
+        self.wd_table.flags.writeable = False
+        self.h_table.flags.writeable = False
+        self.build_seconds = seconds
+        self.build_cpu_seconds = cpu_seconds
 
     # For tests.
     def wd(self, m, kappa):
@@ -135,13 +146,71 @@ cdef class MergeLookup:
 
 
 cdef MergeLookup _TABLES = None
+# Rows of the folded table handed out per claim (8 of the 201: a few ms each).
+BUILD_CHUNK_ROWS = 8
+
+
+class _TableBuild:
+    """The build in progress: the rows m ≥ ½ go out in chunks to any thread that asks. The
+    parts of one training (folds, one-vs-rest models) each need the tables at their start, so
+    the threads that would wait for one builder compute rows with it, and idle workers of the
+    pool join in (budgetsvm.threads): the build is no longer a serial step of -n runs."""
+
+    def __init__(self):
+        self.tables = MergeLookup()
+        self.next_row = LOOKUP_INTERVALS // 2
+        self.rows_done = 0
+        self.start = time.perf_counter()
+        self.start_cpu = time.process_time()
+
+    def help(self):
+        """Compute chunks of rows until none is left to claim."""
+        tables = self.tables
+        while True:
+            with _build_changed:
+                first = self.next_row
+                if first >= LOOKUP_NODES:
+                    return
+                stop = min(first + BUILD_CHUNK_ROWS, LOOKUP_NODES)
+                self.next_row = stop
+            tables._fill_rows(first, stop)
+            with _build_changed:
+                self.rows_done += stop - first
+                _build_changed.notify_all()
+
+
+_build_changed = threading.Condition()
+_build = None
 
 
 def get_tables():
-    """The merge tables of this process (built on first call, then cached)."""
-    global _TABLES
-    if _TABLES is None:
-        _TABLES = MergeLookup()
+    """The merge tables of this process (built on first call, then cached). Threads that call
+    it during the build compute part of it and return when all of it is done."""
+    global _TABLES, _build
+    if _TABLES is not None:
+        return _TABLES
+    with _build_changed:
+        if _TABLES is not None:
+            return _TABLES
+        if _build is None:
+            _build = _TableBuild()
+        build = _build
+    from budgetsvm.threads import current_threads, parallel_map
+    try:
+        parallel_map(lambda _: build.help(), range(current_threads()))
+        with _build_changed:
+            while build.rows_done < LOOKUP_HALF_NODES:
+                _build_changed.wait()
+            if _TABLES is None:
+                build.tables._finish(time.perf_counter() - build.start,
+                                     time.process_time() - build.start_cpu)
+                _TABLES = build.tables
+                _build = None
+    except BaseException:
+        with _build_changed:
+            if _build is build:        # interrupted: the next call starts a fresh build
+                _build = None
+        raise
     return _TABLES
 
 
