@@ -63,6 +63,32 @@ def test_tables_cached_read_only(tables):
     print(f"\ntable build: {tables.build_seconds:.3f} s wall, {tables.build_cpu_seconds:.3f} s CPU")
 
 
+_TABLE_DIGEST = """
+import hashlib, sys
+from budgetsvm import threads
+from budgetsvm import _lookup as L
+callers, n = int(sys.argv[1]), int(sys.argv[2])
+with threads.pool(n):
+    built = threads.parallel_map(lambda i: L.get_tables(), range(callers))
+assert all(t is built[0] for t in built)
+print(hashlib.sha256(built[0].wd_table.tobytes() + built[0].h_table.tobytes()).hexdigest())
+"""
+
+
+def test_tables_shared_out_among_threads_equal_the_serial_build(tables):
+    """The rows of a build go to every thread that asks (folds, one-vs-rest models, idle
+    workers): five concurrent first callers on three threads get one object whose bytes are
+    those of this process's serial build, which the oracles below check node by node."""
+    import hashlib
+    import subprocess
+    import sys
+    serial = hashlib.sha256(tables.wd_table.tobytes() + tables.h_table.tobytes()).hexdigest()
+    for callers, n in [(1, 1), (5, 3), (2, 2)]:
+        out = subprocess.run([sys.executable, "-c", _TABLE_DIGEST, str(callers), str(n)],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        assert out == serial, (callers, n)
+
+
 # --------------------------------------------------------------------------------------------
 # §7.3 oracle 1: nodes against an independent dense search
 # --------------------------------------------------------------------------------------------
