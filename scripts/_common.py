@@ -286,12 +286,19 @@ def run_meta(datasets=(), peers=PEERS, quick=False, options=None):
             "options": options or {}, "started": utc_now(), "finished": None}
 
 
+def _plain(value):
+    """numpy scalars and arrays as JSON values (json.dumps' default)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
 def save_results(stem, results):
     """Write the results file atomically (a reader never sees half a file)."""
     path = results_path(stem)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(results, indent=1))
+    tmp.write_text(json.dumps(results, indent=1, default=_plain))
     os.replace(tmp, path)
     return path
 
