@@ -332,6 +332,9 @@ def run_bench(stem, args, measure, report, datasets=(), peers=PEERS):
     what it measured."""
     if getattr(args, "report_only", False):
         results = load_results(stem)
+        if results.get("meta", {}).get("finished", "") is None:
+            print(f"{results_path(stem)}: the run that wrote it stopped before its end; the "
+                  "section shows what it measured", file=sys.stderr)
     else:
         results = {"meta": run_meta(datasets, peers, getattr(args, "quick", False),
                                     _options(args)), "rows": []}
