@@ -342,8 +342,9 @@ def run_bench(stem, args, measure, report, datasets=(), peers=PEERS):
         for row in rows:
             results["rows"].append(row)
             if inspect.isgenerator(rows):
+                # measure settles defaults in args (quick subsets) before its first row
+                results["meta"]["options"] = _options(args)
                 save_results(stem, results)
-        # measure may settle defaults in args (quick subsets): the file keeps the final ones
         results["meta"]["options"] = _options(args)
         results["meta"]["finished"] = utc_now()
         save_results(stem, results)

@@ -221,7 +221,10 @@ def report(results):
     simulated = {r["label"]: r["simulated"] for r in speedups if "simulated" in r}
     comparison = next((r for r in rows_of if r["kind"] == "libsvm"), None)
     skipped = [r["solver"] for r in rows_of if r["kind"] == "skipped"]
-    machine = next(r for r in rows_of if r["kind"] == "machine")
+    machine = next((r for r in rows_of if r["kind"] == "machine"), None)
+    if machine is None:         # written last: the run stopped before its end
+        sys.exit("the results file has no 'machine' row (the run stopped before its end); "
+                 "measure again")
     load_start, load_end, cores = machine["load_start"], machine["load_end"], machine["cores"]
 
     rows_text = f"the first {args.rows:,} rows of a9a" if args.rows else "a9a (32,561 rows)"

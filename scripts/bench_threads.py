@@ -320,7 +320,10 @@ def report(results):
     threads = [int(t) for t in options["threads"].split(",")]
     tasks = [Task(r["task"], r["title"], r["target"], r["parts"], None, r["work_bytes"],
                   r["note"]) for r in rows_of if r["kind"] == "task"]
-    machine = next(r for r in rows_of if r["kind"] == "machine")
+    machine = next((r for r in rows_of if r["kind"] == "machine"), None)
+    if machine is None:         # written last: the run stopped before its end
+        sys.exit("the results file has no 'machine' row (the run stopped before its end); "
+                 "measure again")
     cores = machine["cores"]
     startup = [r["wall"] for r in rows_of if r["kind"] == "startup"]
     results = {task.key: {t: [] for t in threads} for task in tasks}
