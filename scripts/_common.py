@@ -1,13 +1,18 @@
 """Helpers shared by the benchmark scripts: data location, checksums, machine description,
-timing with medians, and markdown tables."""
+timing with medians, markdown tables, and the results file of a script (measuring apart from
+reporting: see run_bench)."""
 import hashlib
+import inspect
+import json
 import lzma
 import os
 import platform
 import re
 import statistics
+import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -195,12 +200,16 @@ def dataset_lines(names):
     return lines
 
 
-def setting_block(datasets=(), peers=PEERS, extra=()):
-    """The 'measured on' lines every section starts with: machine, versions, data, settings."""
-    load = f"; load average at start {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
-    lines = [f"- Machine: {machine()}{load}",
-             f"- Versions: budgetsvm {_own_version()}; {versions(*peers)}"]
-    lines += dataset_lines(datasets)
+def setting_block(datasets=(), peers=PEERS, extra=(), meta=None):
+    """The 'measured on' lines every section starts with: machine, versions, data, settings.
+    With `meta` (the metadata of a results file) they describe that run, not this machine."""
+    if meta is None:
+        meta = run_meta(datasets, peers)
+    load = meta.get("load_average")
+    load = "" if load is None else f"; load average at start {load:.2f}"
+    lines = [f"- Machine: {meta['machine']}{load}",
+             f"- Versions: budgetsvm {meta['budgetsvm']}; {meta['peers']}"]
+    lines += meta["data"]
     lines += [f"- {item}" for item in extra]
     return "\n".join(lines)
 
@@ -213,15 +222,135 @@ def _own_version():
         return "(not installed)"
 
 
-def write_section(stem, title, body, datasets=(), peers=PEERS, extra=()):
+def write_section(stem, title, body, datasets=(), peers=PEERS, extra=(), meta=None):
     """Write SECTION_DIR/<stem>.md ('## title', the setting block, body) and print it."""
-    text = f"## {title}\n\n{setting_block(datasets, peers, extra)}\n\n{body.strip()}\n"
+    text = f"## {title}\n\n{setting_block(datasets, peers, extra, meta)}\n\n{body.strip()}\n"
     SECTION_DIR.mkdir(parents=True, exist_ok=True)
     tmp = SECTION_DIR / f".{stem}.md.tmp"
     tmp.write_text(text)
     os.replace(tmp, SECTION_DIR / f"{stem}.md")
     print(text, flush=True)
     return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Results files (issue 17): a script measures into build/bench/<name>.json (the rows and the
+# run's metadata) and makes its section from that file alone, so that `--report-only` rebuilds
+# the section without measuring again.
+#
+#     def measure(args): ... return rows            # or yield them one by one
+#     def report(results): ... return Section(title, body, extra)
+#     def main(argv=None):
+#         parser = ...; add_report_only(parser); args = parser.parse_args(argv)
+#         run_bench("bench_x", args, measure, report, datasets=[...], peers=(...))
+#
+# results = {"meta": run_meta(...), "rows": [one JSON object per measurement]}.
+# ---------------------------------------------------------------------------------------------
+
+class Section:
+    """What a report function returns: the section's title, its body (markdown) and the
+    settings lines of its setting block (after machine, versions and data)."""
+
+    def __init__(self, title, body, extra=()):
+        self.title, self.body, self.extra = title, body, list(extra)
+
+
+def results_path(stem):
+    """build/bench/<name>.json of scripts/bench_<name>.py."""
+    return SECTION_DIR / f"{stem.removeprefix('bench_')}.json"
+
+
+def git_commit():
+    """The commit the scripts run from ('+ changes' when the work tree differs), or None."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=REPO, capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + (" + changes" if dirty else "")
+
+
+def utc_now():
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def run_meta(datasets=(), peers=PEERS, quick=False, options=None):
+    """The metadata of a run, taken when it starts: machine, load, versions, commit, the data
+    sets' checksum lines, quick or full, the options and the start time."""
+    return {"machine": machine(),
+            "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+            "budgetsvm": _own_version(), "peers": versions(*peers), "commit": git_commit(),
+            "data": dataset_lines(datasets), "quick": bool(quick),
+            "options": options or {}, "started": utc_now(), "finished": None}
+
+
+def _plain(value):
+    """numpy scalars and arrays as JSON values (json.dumps' default)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def save_results(stem, results):
+    """Write the results file atomically (a reader never sees half a file)."""
+    path = results_path(stem)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(results, indent=1, default=_plain))
+    os.replace(tmp, path)
+    return path
+
+
+def load_results(stem):
+    """The results file of a script; exits with a one-line message when there is none."""
+    path = results_path(stem)
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        sys.exit(f"{path} does not exist: run scripts/{stem}.py without --report-only first")
+
+
+def add_report_only(parser):
+    """The standard --report-only flag."""
+    parser.add_argument("--report-only", action="store_true",
+                        help="rebuild the section from the results file without measuring")
+    return parser
+
+
+def _options(args):
+    """The command-line options as JSON values (others as their text)."""
+    return json.loads(json.dumps({k: v for k, v in vars(args).items() if k != "report_only"},
+                                 default=str))
+
+
+def run_bench(stem, args, measure, report, datasets=(), peers=PEERS):
+    """Measure (unless --report-only) into the results file, then write the section that
+    report(results) makes. measure may return its rows or yield them; the file is saved after
+    every yielded row ('finished' stays None until the last), so a long run that dies leaves
+    what it measured."""
+    if getattr(args, "report_only", False):
+        results = load_results(stem)
+        if results.get("meta", {}).get("finished", "") is None:
+            print(f"{results_path(stem)}: the run that wrote it stopped before its end; the "
+                  "section shows what it measured", file=sys.stderr)
+    else:
+        results = {"meta": run_meta(datasets, peers, getattr(args, "quick", False),
+                                    _options(args)), "rows": []}
+        rows = measure(args)
+        for row in rows:
+            results["rows"].append(row)
+            if inspect.isgenerator(rows):
+                # measure settles defaults in args (quick subsets) before its first row
+                results["meta"]["options"] = _options(args)
+                save_results(stem, results)
+        results["meta"]["options"] = _options(args)
+        results["meta"]["finished"] = utc_now()
+        save_results(stem, results)
+    section = report(results)
+    return write_section(stem, section.title, section.body, extra=section.extra,
+                         meta=results.get("meta") or run_meta(datasets, peers))
 
 
 def save_figure(fig, filename, caption):

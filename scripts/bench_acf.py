@@ -27,10 +27,13 @@ both solvers (max|PG| < eps; our dcd's default is LIBLINEAR's stricter M − m �
 so the paper-setting table runs the baseline with that rule (dcd_solve stop="pg") against the
 paper's ACF on sector.scale, the one set of ours like the paper's (sparse, d > n).
 
-Writes the report section build/bench/bench_acf.md with its figure (CPU time against C, log-log,
-per data set: docs/figures/bench_acf-time-vs-C.png). Data: $BSVM_DATA (required).
+Measures into build/bench/acf.json (one row per data set, eps, solver and C; scripts/_common.py,
+run_bench), then writes the report section build/bench/bench_acf.md with its figure (CPU time
+against C, log-log, per data set: docs/figures/bench_acf-time-vs-C.png) from that file alone;
+--report-only rebuilds them without measuring. Data: $BSVM_DATA (required).
 
     python scripts/bench_acf.py [--quick] [--datasets w8a sector.scale] [--C 1 1000] [--eps 0.01]
+                                [--report-only]
 """
 import argparse
 import json
@@ -47,8 +50,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
 
-from _common import (CapturedCStdout, data_dir, machine, pyplot, save_figure, spread,  # noqa: E402
-                     table, versions, write_section)
+from _common import (CapturedCStdout, Section, add_report_only, data_dir,  # noqa: E402
+                     machine, pyplot, run_bench, save_figure, spread, table, versions)
 
 DATASETS = ["a9a", "w8a", "ijcnn1", "mnist", "sector.scale"]
 C_GRID = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
@@ -249,6 +252,87 @@ def fmt_bounds(b):
     return f"< {hi:.2f}" if lo == 0.0 else f"> {lo:.2f}"
 
 
+def measure(args):
+    """One row per (table, data set, eps, solver, C): table "main" (every solver) or "paper"
+    (the paper-setting comparison); the worker's result (seconds: the median CPU time,
+    all_seconds, updates, iters, capped, skipped) or missing: true when the worker gave none
+    (counted as over the cap)."""
+    if args.quick:
+        args.plan, args.eps, args.timeout = dict(QUICK), [0.01], 120.0
+    else:
+        args.plan = {name: list(args.C) for name in args.datasets}
+    plan = args.plan
+
+    def rows_of(table_name, dataset, eps, cs, solvers, res):
+        for s in solvers:
+            for C in cs:
+                r = res[s].get(C)
+                yield {"table": table_name, "dataset": dataset, "eps": eps, "solver": s,
+                       "C": C, **(r if r is not None else {"missing": True})}
+
+    print(f"# {machine()}; {versions('numpy', 'scipy', 'liblinear-official')}", file=sys.stderr)
+    for dataset, cs in plan.items():
+        if not os.path.exists(os.path.join(args.data, dataset + ".xz")):
+            continue                          # listed as missing in the setting block
+        for eps in args.eps:
+            res = launch(args, dataset, eps, cs, args.solvers)
+            for s in args.solvers:
+                for C in cs:
+                    r = res[s].get(C)
+                    print(f"# {dataset} eps={eps:g} C={C:g} {s}: "
+                          f"{fmt_seconds(r, args.timeout)} s, updates "
+                          f"{fmt_count(r and r['updates'])}, outer "
+                          f"{fmt_count(r and r['iters'])}", file=sys.stderr, flush=True)
+            yield from rows_of("main", dataset, eps, cs, args.solvers, res)
+    if not args.no_paper and PAPER_SET in plan and \
+            os.path.exists(os.path.join(args.data, PAPER_SET + ".xz")):
+        for eps in args.eps:
+            res = launch(args, PAPER_SET, eps, plan[PAPER_SET], PAPER_SOLVERS)
+            yield from rows_of("paper", PAPER_SET, eps, plan[PAPER_SET], PAPER_SOLVERS, res)
+
+
+def grouped(results, table_name):
+    """[(data set, eps, the Cs, {solver: {C: result}})] of one table, in the order measured."""
+    groups = {}
+    for row in results["rows"]:
+        if row["table"] != table_name:
+            continue
+        dataset, eps, cs, res = groups.setdefault((row["dataset"], row["eps"]),
+                                                  (row["dataset"], row["eps"], [], {}))
+        if row["C"] not in cs:
+            cs.append(row["C"])
+        got = res.setdefault(row["solver"], {})
+        if not row.get("missing"):
+            got[row["C"]] = {k: v for k, v in row.items()
+                             if k not in ("table", "dataset", "eps", "solver")}
+    return list(groups.values())
+
+
+def report(results):
+    args = argparse.Namespace(**results["meta"]["options"])
+    rows, paper_rows = grouped(results, "main"), grouped(results, "paper")
+    body = [make_table(rows, args)]
+    figure = make_figure(rows, args)
+    if figure:
+        body.append(figure)
+    body.append(targets(rows, args))
+    body.append(paper_setting(rows, paper_rows, args))
+    grid = sorted({C for cs in args.plan.values() for C in cs})
+    return Section(
+        "Adaptive coordinate frequencies vs dual CD and LIBLINEAR (Glasmachers & Dogan 2013)",
+        "\n\n".join(body),
+        extra=[f"Hyper-parameters: C ∈ {{{', '.join(f'{c:g}' for c in grid)}}} (per data set "
+               f"as in the table), eps ∈ {{{', '.join(f'{e:g}' for e in args.eps)}}}, L1 loss, "
+               "no bias; ACF constants c = 0.2, p_min = 0.1, p_max = 10 (the defaults with "
+               "shrinking; the paper's algorithm, --acf-shrink none: p_min = 0.05, p_max = 20)",
+               f"Seed {args.seed} for our coordinate orders; LIBLINEAR uses its own unseeded "
+               f"rand(); up to {args.repeats} runs per point while they take less than "
+               f"{args.repeat_budget:g} CPU s in all (median, and min–max where repeated); "
+               f"our runs capped at {args.timeout:g} s of wall clock; CPU seconds of the "
+               "training alone (data loading excluded), every tool on one thread "
+               "(OpenMP/BLAS limited to 1)"])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=os.environ.get("BSVM_DATA"),
@@ -264,68 +348,21 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-paper", action="store_true",
                     help="skip the paper-setting table (dcd with max|PG| < eps vs paper ACF)")
-    ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--quick", action="store_true",
                     help="sector.scale over the C grid and w8a at C ≤ 10, eps 0.01, cap 120 s")
+    add_report_only(ap)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--dataset", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.report_only:
+        return run_bench("bench_acf", args, measure, report)
     args.data = args.data or str(data_dir())        # exits with a message when BSVM_DATA is unset
     if args.worker:
         args.eps = args.eps[0]
         return worker(args)
-    if args.quick:
-        plan, args.eps, args.timeout = dict(QUICK), [0.01], 120.0
-    else:
-        plan = {name: list(args.C) for name in args.datasets}
-
-    print(f"# {machine()}; {versions('numpy', 'scipy', 'liblinear-official')}", file=sys.stderr)
-    rows = []
-    for dataset, cs in plan.items():
-        if not os.path.exists(os.path.join(args.data, dataset + ".xz")):
-            continue                          # listed as missing in the setting block
-        for eps in args.eps:
-            res = launch(args, dataset, eps, cs, args.solvers)
-            for s in args.solvers:
-                for C in cs:
-                    r = res[s].get(C)
-                    print(f"# {dataset} eps={eps:g} C={C:g} {s}: "
-                          f"{fmt_seconds(r, args.timeout)} s, updates "
-                          f"{fmt_count(r and r['updates'])}, outer "
-                          f"{fmt_count(r and r['iters'])}", file=sys.stderr, flush=True)
-            rows.append((dataset, eps, cs, res))
-    paper_rows = []
-    if not args.no_paper and PAPER_SET in plan and \
-            os.path.exists(os.path.join(args.data, PAPER_SET + ".xz")):
-        for eps in args.eps:
-            res = launch(args, PAPER_SET, eps, plan[PAPER_SET], PAPER_SOLVERS)
-            paper_rows.append((PAPER_SET, eps, plan[PAPER_SET], res))
-    body = [make_table(rows, args)]
-    figure = make_figure(rows, args)
-    if figure:
-        body.append(figure)
-    body.append(targets(rows, args))
-    body.append(paper_setting(rows, paper_rows, args))
-    grid = sorted({C for _, cs in plan.items() for C in cs})
-    write_section(
-        "bench_acf",
-        "Adaptive coordinate frequencies vs dual CD and LIBLINEAR (Glasmachers & Dogan 2013)",
-        "\n\n".join(body), datasets=list(plan), peers=("liblinear-official", "numpy", "scipy"),
-        extra=[f"Hyper-parameters: C ∈ {{{', '.join(f'{c:g}' for c in grid)}}} (per data set "
-               f"as in the table), eps ∈ {{{', '.join(f'{e:g}' for e in args.eps)}}}, L1 loss, "
-               "no bias; ACF constants c = 0.2, p_min = 0.1, p_max = 10 (the defaults with "
-               "shrinking; the paper's algorithm, --acf-shrink none: p_min = 0.05, p_max = 20)",
-               f"Seed {args.seed} for our coordinate orders; LIBLINEAR uses its own unseeded "
-               f"rand(); up to {args.repeats} runs per point while they take less than "
-               f"{args.repeat_budget:g} CPU s in all (median, and min–max where repeated); "
-               f"our runs capped at {args.timeout:g} s of wall clock; CPU seconds of the "
-               "training alone (data loading excluded), every tool on one thread "
-               "(OpenMP/BLAS limited to 1)"])
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump([{"dataset": d, "eps": e, "results": {s: {str(c): v for c, v in r.items()}
-                                                             for s, r in res.items()}}
-                       for d, e, _, res in rows + paper_rows], f, indent=1)
+    datasets = list(QUICK) if args.quick else args.datasets
+    run_bench("bench_acf", args, measure, report, datasets=datasets,
+              peers=("liblinear-official", "numpy", "scipy"))
 
 
 def make_table(rows, args):

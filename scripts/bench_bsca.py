@@ -24,8 +24,10 @@ the primal figure draws LIBSVM's optimal objective (printed by LIBSVM, with bias
 bound. The training CPU time per epoch is the solvers' own figure: the "cpu" of their monitor
 rows (CPU seconds of the training thread inside the core, monitoring excluded).
 
-Writes build/bench/bench_bsca.md (printed too), the monitor CSV of every BSCA / BSGD run in
-build/bench/bsca-monitor/<data>-<solver>-seed<k>.csv and the figures
+Measures into build/bench/bsca.json (one row per run, with its monitor rows; scripts/_common.py,
+run_bench), writing the monitor CSV of every BSCA / BSGD run in
+build/bench/bsca-monitor/<data>-<solver>-seed<k>.csv as it goes; then writes from that file
+alone (--report-only: without measuring) build/bench/bench_bsca.md (printed too) and the figures
 docs/figures/bench_bsca-accuracy.png (test accuracy against CPU time), bench_bsca-primal.png
 (primal objective, and BSCA's tracked dual, against CPU time) and bench_bsca-merge.png (merge
 fraction against epoch).
@@ -39,7 +41,7 @@ data set (it is deterministic), Nystroem once per seed (random_state = seed).
 --quick: ijcnn1 only, 5 epochs, seed 1, both peers, cap 120 s per run.
 
 Usage:  python scripts/bench_bsca.py [--quick] [--datasets a9a,ijcnn1] [--epochs 20]
-        [--seeds 1,2,3] [--merge-search lookup-wd] [--cap 600] [--no-peers]
+        [--seeds 1,2,3] [--merge-search lookup-wd] [--cap 600] [--no-peers] [--report-only]
 Data: $BSVM_DATA (required).
 """
 import argparse
@@ -62,8 +64,8 @@ import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
-from _common import (SECTION_DIR, CapturedCStdout, mean_sd, pyplot, save_figure, spread, table,  # noqa: E402
-                     write_section)
+from _common import (SECTION_DIR, CapturedCStdout, Section, add_report_only,  # noqa: E402
+                     mean_sd, pyplot, run_bench, save_figure, spread, table)
 from bench_bsgd import DATASETS, data_dir, load  # noqa: E402
 
 CAP_SECONDS = 600
@@ -701,24 +703,24 @@ def log(msg):
 
 
 def bench_dataset(name, epochs, seeds, peers, merge_search, cap):
-    res = {"name": name, "libsvm": None, "nystroem": [], "bsca": [], "bsgd": [], "cap": cap}
+    """One row per run: the job (data set, method, seed, ...) and its result, with the monitor
+    rows of the budgeted solvers and of the unbudgeted SCA ('rows')."""
     if peers:
-        res["libsvm"] = run_job({"dataset": name, "method": "libsvm"}, cap)
-        lib = res["libsvm"]
+        lib = run_job({"dataset": name, "method": "libsvm"}, cap)
         log(f"{name} libsvm: " + (f"{100 * lib['accuracy']:.2f}% {lib['cpu']:.1f} CPU s"
                                   if "accuracy" in lib else str(lib)))
+        yield {"dataset": name, "method": "libsvm", **lib}
     for seed in seeds:
         if peers:
             nys = run_job({"dataset": name, "method": "nystroem", "seed": seed}, cap)
-            res["nystroem"].append(nys)
             log(f"{name} nystroem seed {seed}: " + (
                 f"{100 * nys['accuracy']:.2f}% {nys['cpu']:.1f} CPU s" if "accuracy" in nys
                 else str(nys)))
+            yield {"dataset": name, "method": "nystroem", "seed": seed, **nys}
         for solver in SOLVERS:
             job = {"dataset": name, "method": solver, "seed": seed, "epochs": epochs,
                    "merge_search": merge_search}
             run = run_job(job, cap)
-            res[solver].append(run)
             path = write_monitor_csv(name, solver, seed, run)
             last = run["rows"][-1] if run["rows"] else None
             log(f"{name} {solver} seed {seed}: {len(run['rows'])} epochs"
@@ -727,62 +729,74 @@ def bench_dataset(name, epochs, seeds, peers, merge_search, cap):
                 + (" (stopped at the cap)" if run.get("timeout") else "")
                 + (f" error: {run['error']}" if "error" in run else "")
                 + f" -> {path.relative_to(REPO)}")
-    res["sca_exact_seed"] = seeds[0]
-    res["sca_exact"] = run_job({"dataset": name, "method": "sca_exact", "seed": seeds[0],
-                                "epochs": epochs}, cap)
-    exact = res["sca_exact"]
+            yield {**job, **run}
+    job = {"dataset": name, "method": "sca_exact", "seed": seeds[0], "epochs": epochs}
+    exact = run_job(job, cap)
     log(f"{name} unbudgeted SCA: " + (exact.get("skipped") or exact.get("error") or
                                       f"{len(exact['rows'])} epochs"))
-    lib = res["libsvm"]
-    res["target"] = (100 * lib["accuracy"] - TARGET_POINTS
-                     if lib and "accuracy" in lib else None)
-    done = [r for r in res["nystroem"] if "accuracy" in r]
-    res["nys_acc"] = statistics.median(100 * r["accuracy"] for r in done) if done else None
-    res["summary"] = {s: solver_summary(res[s], res["target"], res["nys_acc"]) for s in SOLVERS}
-    return res
+    yield {**job, **exact}
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--run-one", help=argparse.SUPPRESS)
-    ap.add_argument("--quick", action="store_true",
-                    help=f"{', '.join(QUICK_SETS)} only, {QUICK_EPOCHS} epochs, seed 1, "
-                         "cap 120 s per run")
-    ap.add_argument("--datasets", help=f"comma-separated (default {','.join(FULL_SETS)})")
-    ap.add_argument("--epochs", type=int,
-                    help="epochs for every data set (default: 20, skin_nonskin 5; quick 5)")
-    ap.add_argument("--seeds", help="comma-separated solver seeds (default 1,2,3; quick 1)")
-    ap.add_argument("--merge-search", default="lookup-wd",
-                    help="merging's partner search for both solvers (default lookup-wd)")
-    ap.add_argument("--cap", type=int, help="seconds per run (default 600; quick 120)")
-    ap.add_argument("--no-peers", action="store_true", help="skip LIBSVM and Nystroem")
-    args = ap.parse_args(argv)
-    if args.run_one:
-        _emit("RESULT", run_one(json.loads(args.run_one)))
-        return
+JOB_KEYS = ("dataset", "method", "seed", "epochs", "merge_search")
+
+
+def dataset_results(rows, cap):
+    """{data set: the runs of its rows by method, with LIBSVM's target, Nystroem's accuracy
+    and the solvers' summaries}, in the order measured."""
+    results = {}
+    for row in rows:
+        if row["method"] in ("missing", "benchmark"):
+            continue
+        name = row["dataset"]
+        res = results.setdefault(name, {"name": name, "libsvm": None, "nystroem": [],
+                                        "bsca": [], "bsgd": [], "cap": cap})
+        run = {k: v for k, v in row.items() if k not in JOB_KEYS}
+        if row["method"] == "libsvm":
+            res["libsvm"] = run
+        elif row["method"] == "sca_exact":
+            res["sca_exact_seed"], res["sca_exact"] = row["seed"], run
+        else:
+            res[row["method"]].append(run)
+    for res in results.values():
+        lib = res["libsvm"]
+        res["target"] = (100 * lib["accuracy"] - TARGET_POINTS
+                         if lib and "accuracy" in lib else None)
+        done = [r for r in res["nystroem"] if "accuracy" in r]
+        res["nys_acc"] = statistics.median(100 * r["accuracy"] for r in done) if done else None
+        res["summary"] = {s: solver_summary(res[s], res["target"], res["nys_acc"])
+                          for s in SOLVERS}
+    return results
+
+
+def measure(args):
+    """The rows of every data set (bench_dataset); "missing" rows for data sets not found;
+    last, the "benchmark" row with the wall time of the whole run."""
     names = (args.datasets.split(",") if args.datasets else
              list(QUICK_SETS if args.quick else FULL_SETS))
-    unknown = [n for n in names if n not in DATASETS]
-    if unknown:
-        ap.error(f"unknown data set(s) {', '.join(unknown)}; known: {', '.join(DATASETS)}")
     seeds = [int(s) for s in (args.seeds or ("1" if args.quick else "1,2,3")).split(",")]
     cap = args.cap or (120 if args.quick else CAP_SECONDS)
-
-    def epochs_for(name):
-        if args.epochs:
-            return args.epochs
-        return QUICK_EPOCHS if args.quick else FULL_EPOCHS.get(name, 20)
-
+    args.datasets, args.seeds, args.cap = ",".join(names), ",".join(map(str, seeds)), cap
+    args.epochs_of = {name: args.epochs or (QUICK_EPOCHS if args.quick else
+                                            FULL_EPOCHS.get(name, 20)) for name in names}
     log(f"Data: {data_dir()}; cap {cap} s per run; seeds {seeds}.")
     start = time.perf_counter()
-    results, missing = {}, []
     for name in names:
         if not (data_dir() / DATASETS[name]["train"]).exists():
-            missing.append(name)                 # listed as missing in the setting block
+            yield {"dataset": name, "method": "missing"}   # listed in the setting block too
             continue
-        results[name] = bench_dataset(name, epochs_for(name), seeds, not args.no_peers,
-                                      args.merge_search, cap)
-    total = time.perf_counter() - start
+        yield from bench_dataset(name, args.epochs_of[name], seeds, not args.no_peers,
+                                 args.merge_search, cap)
+    yield {"method": "benchmark", "wall": time.perf_counter() - start}
+
+
+def report(results):
+    args = argparse.Namespace(**results["meta"]["options"])
+    names, cap = args.datasets.split(","), args.cap
+    seeds = [int(s) for s in args.seeds.split(",")]
+    rows = results["rows"]
+    total = next((r["wall"] for r in rows if r["method"] == "benchmark"), float("nan"))
+    missing = [r["dataset"] for r in rows if r["method"] == "missing"]
+    results = dataset_results(rows, cap)
     body = [
         f"BSCA (docs/ALGORITHMS.md §3) against BSGD (Pegasos, §1) at B = {BUDGET}, both merging "
         f"with {args.merge_search}, with per-epoch monitoring. Times are **CPU seconds of the "
@@ -815,17 +829,14 @@ def main(argv=None):
     body.append("\n".join(discussion(results, seeds)))
     if missing:
         body.append("Skipped (data missing): " + ", ".join(missing) + ".")
-    files = [f for n in names for f in (DATASETS[n]["train"], DATASETS[n]["test"]) if f]
-    write_section(
-        "bench_bsca", "BSCA vs BSGD (Qaadan, Schüler & Glasmachers 2019)", "\n\n".join(body),
-        datasets=[f[:-len(".xz")] for f in files],
-        peers=("libsvm-official", "scikit-learn", "numpy"),
+    return Section(
+        "BSCA vs BSGD (Qaadan, Schüler & Glasmachers 2019)", "\n\n".join(body),
         extra=["Mode: " + ("quick" if args.quick else "full")
                + f"; cap {cap} s per run; solver seeds {', '.join(map(str, seeds))}; both "
                "solvers in the papers' mode (--polish none: no refit, no coalescing)",
                "Hyper-parameters (RBF kernel, same C and γ for every method): "
                + "; ".join(f"{n} C = {DATASETS[n]['C']:g}, γ = {DATASETS[n]['gamma']:g}, "
-                           f"{epochs_for(n)} epochs" for n in names),
+                           f"{args.epochs_of[n]} epochs" for n in names),
                f"BSCA and BSGD: budget {BUDGET}, maintenance merge, --merge-search "
                f"{args.merge_search}, no bias; BSGD variant pegasos; TrainParams seed = solver "
                "seed",
@@ -837,6 +848,35 @@ def main(argv=None):
                "own output and model in the same run"]
         + (["skin_nonskin: raw RGB values, seeded 80/20 split (seed 0) as in bench_bsgd.py"]
            if "skin_nonskin" in names else []))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--run-one", help=argparse.SUPPRESS)
+    ap.add_argument("--quick", action="store_true",
+                    help=f"{', '.join(QUICK_SETS)} only, {QUICK_EPOCHS} epochs, seed 1, "
+                         "cap 120 s per run")
+    ap.add_argument("--datasets", help=f"comma-separated (default {','.join(FULL_SETS)})")
+    ap.add_argument("--epochs", type=int,
+                    help="epochs for every data set (default: 20, skin_nonskin 5; quick 5)")
+    ap.add_argument("--seeds", help="comma-separated solver seeds (default 1,2,3; quick 1)")
+    ap.add_argument("--merge-search", default="lookup-wd",
+                    help="merging's partner search for both solvers (default lookup-wd)")
+    ap.add_argument("--cap", type=int, help="seconds per run (default 600; quick 120)")
+    ap.add_argument("--no-peers", action="store_true", help="skip LIBSVM and Nystroem")
+    add_report_only(ap)
+    args = ap.parse_args(argv)
+    if args.run_one:
+        _emit("RESULT", run_one(json.loads(args.run_one)))
+        return
+    names = (args.datasets.split(",") if args.datasets else
+             list(QUICK_SETS if args.quick else FULL_SETS))
+    unknown = [n for n in names if n not in DATASETS]
+    if unknown:
+        ap.error(f"unknown data set(s) {', '.join(unknown)}; known: {', '.join(DATASETS)}")
+    files = [f for n in names for f in (DATASETS[n]["train"], DATASETS[n]["test"]) if f]
+    run_bench("bench_bsca", args, measure, report, datasets=[f[:-len(".xz")] for f in files],
+              peers=("libsvm-official", "scikit-learn", "numpy"))
 
 
 if __name__ == "__main__":

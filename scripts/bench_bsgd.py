@@ -3,8 +3,9 @@
 Every run happens in its own subprocess with a 600 s cap ("> 600 s" in the tables), with BLAS
 and OpenMP limited to one thread (LIBSVM and BSGD are single-threaded). Train times exclude data
 loading; both wall-clock and CPU time (process_time) are reported, because on a shared machine
-the wall time mostly measures the other processes. Writes the report section
-build/bench/bench_bsgd.md (printed too) with the figure docs/figures/bench_bsgd-accuracy-vs-B.png
+the wall time mostly measures the other processes. Measures into build/bench/bsgd.json (one row
+per run; scripts/_common.py, run_bench), then writes from that file alone (--report-only: without
+measuring) the report section build/bench/bench_bsgd.md (printed too) with the figure docs/figures/bench_bsgd-accuracy-vs-B.png
 (test accuracy against the budget for merge, projection, removal and Nystroem, LIBSVM as a
 horizontal line).
 
@@ -28,6 +29,7 @@ strategies and both peers, cap 120 s per run, plus the time-per-iteration check.
 
 Usage:  python scripts/bench_bsgd.py [--quick] [--datasets a9a,ijcnn1] [--budgets 100,500]
         [--maintenance merge,projection,removal] [--no-peers] [--scaling] [--seed 1]
+        [--report-only]
 """
 import argparse
 import json
@@ -45,7 +47,8 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 CAP_SECONDS = 600
 sys.path.insert(0, str(REPO / "scripts"))
-from _common import data_dir, pyplot, save_figure, table, write_section  # noqa: E402
+from _common import (Section, add_report_only, data_dir, pyplot, run_bench,  # noqa: E402
+                     save_figure, table)
 
 QUICK = {"dna.scale": [50, 100, 200, 500], "ijcnn1": [100, 500]}
 FIGURE_PREFERENCE = ("ijcnn1", "a9a", "dna.scale", "w8a", "satimage.scale", "mnist",
@@ -172,22 +175,49 @@ def ok(res):
 
 
 def bench_dataset(name, budgets, maintenances, peers, seed, epochs, merge_search):
-    """{'bsgd': {(maint, B): res}, 'nystroem': {B: res}, 'libsvm': res or None}."""
-    out = {"bsgd": {}, "nystroem": {}, "libsvm": None, "budgets": list(budgets)}
+    """One row per run: the job (data set, method, budget, ...) and its result."""
     for B in budgets:
         for maint in maintenances:
             job = {"dataset": name, "method": "bsgd", "budget": B, "maintenance": maint,
                    "seed": seed, "epochs": epochs, "merge_search": merge_search}
-            out["bsgd"][maint, B] = run_job(job)
-            print(f"  {name} B={B} {maint}: {out['bsgd'][maint, B]}", file=sys.stderr,
-                  flush=True)
+            res = run_job(job)
+            print(f"  {name} B={B} {maint}: {res}", file=sys.stderr, flush=True)
+            yield {"part": "main", **job, **res}
         if peers:
             job = {"dataset": name, "method": "nystroem", "budget": B, "seed": seed}
-            out["nystroem"][B] = run_job(job)
-            print(f"  {name} B={B} nystroem: {out['nystroem'][B]}", file=sys.stderr, flush=True)
+            res = run_job(job)
+            print(f"  {name} B={B} nystroem: {res}", file=sys.stderr, flush=True)
+            yield {"part": "main", **job, **res}
     if peers:
-        out["libsvm"] = run_job({"dataset": name, "method": "libsvm"})
-        print(f"  {name} libsvm: {out['libsvm']}", file=sys.stderr, flush=True)
+        job = {"dataset": name, "method": "libsvm"}
+        res = run_job(job)
+        print(f"  {name} libsvm: {res}", file=sys.stderr, flush=True)
+        yield {"part": "main", **job, **res}
+
+
+JOB_KEYS = ("part", "dataset", "method", "budget", "maintenance", "seed", "epochs",
+            "merge_search", "subset")
+
+
+def result_of(row):
+    return {k: v for k, v in row.items() if k not in JOB_KEYS}
+
+
+def dataset_results(rows, plan):
+    """{data set: {'bsgd': {(maint, B): res}, 'nystroem': {B: res}, 'libsvm': res or None,
+    'budgets': [B]}} from the rows of the main part, in the plan's order."""
+    out = {}
+    for row in rows:
+        if row["part"] != "main":
+            continue
+        res = out.setdefault(row["dataset"], {"bsgd": {}, "nystroem": {}, "libsvm": None,
+                                              "budgets": plan[row["dataset"]]})
+        if row["method"] == "bsgd":
+            res["bsgd"][row["maintenance"], row["budget"]] = result_of(row)
+        elif row["method"] == "nystroem":
+            res["nystroem"][row["budget"]] = result_of(row)
+        else:
+            res["libsvm"] = result_of(row)
     return out
 
 
@@ -268,13 +298,19 @@ def figure(results, maintenances):
                        "SVM (LIBSVM)")
 
 
-def bench_scaling(seed, merge_search):
-    """Seconds per 10k iterations on ijcnn1 subsets (B = 500, merge, 1 epoch)."""
-    rows, per = [], []
+def scaling_rows(seed, merge_search):
+    """Rows of the time-per-iteration check: ijcnn1 subsets (B = 500, merge, 1 epoch)."""
     for n in (12500, 25000, 50000):
         job = {"dataset": "ijcnn1", "method": "bsgd", "budget": 500, "maintenance": "merge",
                "seed": seed, "epochs": 1, "subset": n, "merge_search": merge_search}
-        res = run_job(job)
+        yield {"part": "scaling", **job, **run_job(job)}
+
+
+def scaling_text(scaling, seed, merge_search):
+    """Seconds per 10k iterations on ijcnn1 subsets (B = 500, merge, 1 epoch)."""
+    rows, per = [], []
+    for res in scaling:
+        n = res["subset"]
         if "seconds" in res:
             per.append(res["cpu"] / (res["n_steps"] / 1e4))
             wall = res["seconds"] / (res["n_steps"] / 1e4)
@@ -377,8 +413,70 @@ def discussion(results, maintenances):
     return "\n".join(lines)
 
 
-def main(argv=None):
+def measure(args):
+    """The rows of every data set of the plan (bench_dataset), then, when ijcnn1 was run, of
+    the time-per-iteration check (scaling_rows)."""
     global CAP_SECONDS
+    if args.quick:
+        args.plan, CAP_SECONDS = dict(QUICK), 120
+    else:
+        budgets = [int(b) for b in args.budgets.split(",")]
+        args.plan = {name: budgets for name in args.datasets.split(",")}
+    args.cap = CAP_SECONDS
+    print(f"Data: {data_dir()}; cap {CAP_SECONDS} s per run; times exclude data loading.",
+          file=sys.stderr)
+    ran = []
+    for name, budgets in args.plan.items():
+        if not (data_dir() / DATASETS[name]["train"]).exists():
+            continue                              # listed as missing in the setting block
+        ran.append(name)
+        yield from bench_dataset(name, budgets, args.maintenance.split(","), not args.no_peers,
+                                 args.seed, args.epochs, args.merge_search)
+    if "ijcnn1" in ran:
+        yield from scaling_rows(args.seed, args.merge_search)
+
+
+def report(results):
+    global CAP_SECONDS
+    args = argparse.Namespace(**results["meta"]["options"])
+    CAP_SECONDS = args.cap
+    plan, maint = args.plan, args.maintenance.split(",")
+    rows = results["rows"]
+    results = dataset_results(rows, plan)
+    scaling = [r for r in rows if r["part"] == "scaling"]
+    sections = [dataset_table(name, res, plan[name], maint, args.seed, args.epochs)
+                for name, res in results.items()]
+    body = [f"Train times exclude data loading; CPU time first because the machine is shared "
+            f"(wall time also counts other processes). Each run is a separate process with BLAS "
+            f"on one thread, capped at {CAP_SECONDS} s; one run (seed {args.seed}) per cell. "
+            "'LIBSVM CPU / this' is the speed-up over the exact SVM in the same run; "
+            "'acc − LIBSVM' the accuracy difference in points."]
+    body += sections
+    fig = figure(results, maint)
+    if fig:
+        body.append(fig)
+    if "ijcnn1" in results:
+        body.append(scaling_text(scaling, args.seed, args.merge_search))
+    body.append(discussion(results, maint))
+    return Section(
+        "Budgeted vs exact SVM and Nyström; removal vs projection vs merging "
+        "(Wang, Crammer & Vucetic 2012)", "\n\n".join(body),
+        extra=["Hyper-parameters (RBF kernel, same C and γ for every method): "
+               + "; ".join(f"{n} C = {DATASETS[n]['C']:g}, γ = {DATASETS[n]['gamma']:g}"
+                           for n in plan)
+               + "; budgets " + "; ".join(f"{n}: {', '.join(map(str, b))}"
+                                           for n, b in plan.items()),
+               f"BSGD: the paper's algorithm (--polish none: no refit, no coalescing), Pegasos "
+               f"variant, {args.epochs} epochs, merging with --merge-search "
+               f"{args.merge_search}" + (" (golden section search, ε = 0.01, as Wang et al. 2012)"
+                                         if args.merge_search == "gss" else "")
+               + f", seed {args.seed}; Nystroem: sklearn Nystroem(n_components = B, random_state = "
+               f"{args.seed}) + LinearSVC(C, random_state = 0); LIBSVM: -s 0 -t 2 -m 500",
+               "skin_nonskin: seeded 80/20 split (seed 0); mnist: values / 255, first 20,000 "
+               "training rows"])
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run-one", help=argparse.SUPPRESS)
     ap.add_argument("--quick", action="store_true",
@@ -394,60 +492,19 @@ def main(argv=None):
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--merge-search", default="gss",
                     help="merging's partner search (default gss, as in Wang et al. 2012)")
+    add_report_only(ap)
     args = ap.parse_args(argv)
     if args.run_one:
         print(json.dumps(run_one(json.loads(args.run_one))))
         return
     if args.scaling:
-        print(bench_scaling(args.seed, args.merge_search))
+        print(scaling_text(list(scaling_rows(args.seed, args.merge_search)), args.seed,
+                           args.merge_search))
         return
-    maint = args.maintenance.split(",")
-    if args.quick:
-        plan, CAP_SECONDS = dict(QUICK), 120
-    else:
-        budgets = [int(b) for b in args.budgets.split(",")]
-        plan = {name: budgets for name in args.datasets.split(",")}
-    print(f"Data: {data_dir()}; cap {CAP_SECONDS} s per run; times exclude data loading.",
-          file=sys.stderr)
-    results, sections = {}, []
-    for name, budgets in plan.items():
-        if not (data_dir() / DATASETS[name]["train"]).exists():
-            continue                              # listed as missing in the setting block
-        results[name] = bench_dataset(name, budgets, maint, not args.no_peers, args.seed,
-                                      args.epochs, args.merge_search)
-        sections.append(dataset_table(name, results[name], budgets, maint, args.seed,
-                                      args.epochs))
-    body = [f"Train times exclude data loading; CPU time first because the machine is shared "
-            f"(wall time also counts other processes). Each run is a separate process with BLAS "
-            f"on one thread, capped at {CAP_SECONDS} s; one run (seed {args.seed}) per cell. "
-            "'LIBSVM CPU / this' is the speed-up over the exact SVM in the same run; "
-            "'acc − LIBSVM' the accuracy difference in points."]
-    body += sections
-    fig = figure(results, maint)
-    if fig:
-        body.append(fig)
-    if "ijcnn1" in results:
-        body.append(bench_scaling(args.seed, args.merge_search))
-    body.append(discussion(results, maint))
+    plan = QUICK if args.quick else {name: None for name in args.datasets.split(",")}
     files = [f for name in plan for f in (DATASETS[name]["train"], DATASETS[name]["test"]) if f]
-    write_section(
-        "bench_bsgd", "Budgeted vs exact SVM and Nyström; removal vs projection vs merging "
-        "(Wang, Crammer & Vucetic 2012)", "\n\n".join(body),
-        datasets=[f[:-len(".xz")] for f in files],
-        peers=("libsvm-official", "scikit-learn", "numpy", "scipy"),
-        extra=["Hyper-parameters (RBF kernel, same C and γ for every method): "
-               + "; ".join(f"{n} C = {DATASETS[n]['C']:g}, γ = {DATASETS[n]['gamma']:g}"
-                           for n in plan)
-               + "; budgets " + "; ".join(f"{n}: {', '.join(map(str, b))}"
-                                           for n, b in plan.items()),
-               f"BSGD: the paper's algorithm (--polish none: no refit, no coalescing), Pegasos "
-               f"variant, {args.epochs} epochs, merging with --merge-search "
-               f"{args.merge_search}" + (" (golden section search, ε = 0.01, as Wang et al. 2012)"
-                                         if args.merge_search == "gss" else "")
-               + f", seed {args.seed}; Nystroem: sklearn Nystroem(n_components = B, random_state = "
-               f"{args.seed}) + LinearSVC(C, random_state = 0); LIBSVM: -s 0 -t 2 -m 500",
-               "skin_nonskin: seeded 80/20 split (seed 0); mnist: values / 255, first 20,000 "
-               "training rows"])
+    run_bench("bench_bsgd", args, measure, report, datasets=[f[:-len(".xz")] for f in files],
+              peers=("libsvm-official", "scikit-learn", "numpy", "scipy"))
 
 
 if __name__ == "__main__":

@@ -7,16 +7,17 @@ default); each configuration is timed as the median of --repeats runs, counting 
 (LIBLINEAR's problem conversion is done once, outside the timing). LIBLINEAR's outer iterations
 are read from its own "#iter" lines (its C stdout is captured); ours come from train_info.
 
-Written to the report section build/bench/bench_dcd.md (and printed): a markdown table with
+Measured into build/bench/dcd.json (one row per data set and C; scripts/_common.py, run_bench),
+then written from that file alone (--report-only: without measuring) to the report section
+build/bench/bench_dcd.md (and printed): a markdown table with
 outer iterations (summed over one-vs-rest sub-problems, with the number of sub-problems that hit
 the cap), median (min–max) times, the time-per-outer-iteration ratio and, where both converged,
 the total-time ratio (ours / LIBLINEAR; target ≤ 1.2), and the primal objective of both
 solutions (parity: the same problem solved to the same tolerance).
 
-    BSVM_DATA=/path/to/data python scripts/bench_dcd.py [--repeats 3] [--json out.json]
+    BSVM_DATA=/path/to/data python scripts/bench_dcd.py [--repeats 3] [--quick] [--report-only]
 """
 import argparse
-import json
 import os
 import re
 import statistics
@@ -28,7 +29,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from _common import CapturedCStdout, data_dir, spread, table, write_section
+from _common import (CapturedCStdout, Section, add_report_only, data_dir, run_bench, spread,
+                     table)
 from budgetsvm.io import read_problem
 from budgetsvm.labels import group_classes
 from budgetsvm.linear import fit_linear
@@ -85,29 +87,13 @@ def median_run(fn, repeats):
             "primal": runs[-1][4]}
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=os.environ.get("BSVM_DATA"),
-                    help="folder with the .xz data sets (default: $BSVM_DATA)")
-    ap.add_argument("--datasets", nargs="+", default=DATASETS)
-    ap.add_argument("--C", nargs="+", type=float, default=[0.01, 1.0, 100.0])
-    ap.add_argument("--eps", type=float, default=0.1)
-    ap.add_argument("--max-iter", type=int, default=300,
-                    help="outer-iteration cap for budgetsvm (LIBLINEAR's is fixed at 300)")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--json", metavar="FILE")
-    ap.add_argument("--quick", action="store_true",
-                    help="a9a, w8a and ijcnn1 at C = 0.01 and 1")
-    args = ap.parse_args(argv)
-    args.data = args.data or str(data_dir())        # exits with a message when BSVM_DATA is unset
+def measure(args):
+    """One row per (data set, C): both tools' median run (median_run) and the ratios."""
     if args.quick:
         args.datasets, args.C = ["a9a", "w8a", "ijcnn1"], [0.01, 1.0]
     from liblinear import liblinear as ll
-    from liblinear import liblinearutil
     import scipy.sparse as sp
 
-    rows = []
     for name in args.datasets:
         path = os.path.join(args.data, name + ".xz")
         if not os.path.exists(path):
@@ -123,15 +109,18 @@ def main(argv=None):
             options = f"-s 3 -c {C:g} -e {args.eps:g} -B -1"
             lib = median_run(lambda: time_liblinear(prob, options, X, y, C), args.repeats)
             ours = median_run(lambda: time_ours(X, y_index, labels, params), args.repeats)
-            row = {"dataset": name, "C": C, "eps": args.eps, "ours": ours, "liblinear": lib,
+            yield {"dataset": name, "C": C, "eps": args.eps, "ours": ours, "liblinear": lib,
                    "classes": len(labels),
                    "per_iter_ratio": ours["per_iter"] / lib["per_iter"],
                    "total_ratio": (ours["seconds"] / lib["seconds"]
                                    if not ours["capped"] and not lib["capped"] else None)}
-            rows.append(row)
             print(f"#   C={C:g}: ours {ours['seconds']:.3f}s/{ours['iters']:g} it, LIBLINEAR "
                   f"{lib['seconds']:.3f}s/{lib['iters']:g} it", file=sys.stderr)
-    del liblinearutil
+
+
+def report(results):
+    args = argparse.Namespace(**results["meta"]["options"])
+    rows = results["rows"]
 
     def iters(r):
         text = f"{r['iters']:g}"
@@ -174,17 +163,34 @@ def main(argv=None):
                        "the same number of iterations; on this shared machine a row above 1.2 "
                        "next to rows well below it points to load during that row, so rerun "
                        "it before reading it as a slower loop."))
-    write_section("bench_dcd", "Dual coordinate descent vs LIBLINEAR -s 3 (parity)",
-                  "\n\n".join(body), datasets=args.datasets,
-                  peers=("liblinear-official", "numpy", "scipy"),
-                  extra=[f"Hyper-parameters: C ∈ {{{', '.join(f'{c:g}' for c in args.C)}}}, "
-                         f"eps {args.eps:g}, no bias, L1 loss, shrinking on; seed {args.seed} "
-                         "(our coordinate order; LIBLINEAR uses its own unseeded rand())",
-                         "Wall-clock seconds; every tool on one thread (OpenMP/BLAS limited to "
-                         "1)"])
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    return Section("Dual coordinate descent vs LIBLINEAR -s 3 (parity)", "\n\n".join(body),
+                   extra=[f"Hyper-parameters: C ∈ {{{', '.join(f'{c:g}' for c in args.C)}}}, "
+                          f"eps {args.eps:g}, no bias, L1 loss, shrinking on; seed {args.seed} "
+                          "(our coordinate order; LIBLINEAR uses its own unseeded rand())",
+                          "Wall-clock seconds; every tool on one thread (OpenMP/BLAS limited to "
+                          "1)"])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=os.environ.get("BSVM_DATA"),
+                    help="folder with the .xz data sets (default: $BSVM_DATA)")
+    ap.add_argument("--datasets", nargs="+", default=DATASETS)
+    ap.add_argument("--C", nargs="+", type=float, default=[0.01, 1.0, 100.0])
+    ap.add_argument("--eps", type=float, default=0.1)
+    ap.add_argument("--max-iter", type=int, default=300,
+                    help="outer-iteration cap for budgetsvm (LIBLINEAR's is fixed at 300)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--quick", action="store_true",
+                    help="a9a, w8a and ijcnn1 at C = 0.01 and 1")
+    add_report_only(ap)
+    args = ap.parse_args(argv)
+    if not args.report_only:
+        args.data = args.data or str(data_dir())    # exits with a message when BSVM_DATA is unset
+    run_bench("bench_dcd", args, measure, report,
+              datasets=["a9a", "w8a", "ijcnn1"] if args.quick else args.datasets,
+              peers=("liblinear-official", "numpy", "scipy"))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@
 --quick: bsgd only, log2c -5..15 step 4 × log2g 3..-15 step -6 (24 points), on the first 8,000
 rows of a9a for the speed-up and the first 2,000 for the LIBSVM comparison.
 
-Writes the report section build/bench/bench_grid.md (printed too).
+Measures into build/bench/grid.json (scripts/_common.py, run_bench), then writes the report
+section build/bench/bench_grid.md (printed too) from that file alone (--report-only: without
+measuring).
 """
 import argparse
 import lzma
@@ -33,7 +35,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
-from _common import data_path, table, write_section  # noqa: E402
+from _common import Section, add_report_only, data_path, run_bench, table  # noqa: E402
 
 A9A = data_path("a9a")
 TARGET = 1.7          # issue 7: -j 2 at least 1.7x faster than -j 1 on 2 cores
@@ -169,53 +171,61 @@ def compare_with_libsvm(solver, rows, c_args, g_args, folds, workdir):
             "ours_seconds": seconds, "at_lib": at_lib}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--solvers", default="bsgd,bsca,dcd",
-                        help="comma-separated; solvers missing from this build are skipped")
-    parser.add_argument("--budget", type=int, default=100)
-    parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--subset", type=int, default=2000,
-                        help="rows of a9a for the LIBSVM comparison (0: skip it)")
-    parser.add_argument("--rows", type=int, default=0,
-                        help="rows of a9a for the speed-up runs (0: all)")
-    parser.add_argument("--simulate", action="store_true",
-                        help="also measure task CPU times and the ideal -j 2 speed-up "
-                             "(meaningful on a loaded machine)")
-    parser.add_argument("--quick", action="store_true",
-                        help="bsgd only; log2c -5..15 step 4, log2g 3..-15 step -6; the first "
-                             "8,000 rows of a9a")
-    args = parser.parse_args()
+def measure(args):
+    """Rows: "speedup" (one per solver: the -j 1 and -j 2 wall times, the best point and, with
+    --simulate, the ideal speed-up), "skipped" (a solver missing from this build), "libsvm"
+    (the best point against LIBSVM's) and, last, "machine" (load averages, cores, the
+    defaults of the other options)."""
     if args.quick:
         args.solvers, args.rows = "bsgd", 8000
-    c_args = "-5,15,4" if args.quick else "-5,15,2"
-    g_args = "3,-15,-6" if args.quick else "3,-15,-2"
+    args.c_args = "-5,15,4" if args.quick else "-5,15,2"
+    args.g_args = "3,-15,-6" if args.quick else "3,-15,-2"
+    c_args, g_args = args.c_args, args.g_args
     load_start = os.getloadavg()[0]
     print(f"cores: {os.cpu_count()}, load average: {load_start:.2f}", flush=True)
-    speedups, simulated, comparison, skipped = [], {}, None, []
+    compared = False
     with tempfile.TemporaryDirectory(prefix="bench_grid_") as tmp:
         workdir = Path(tmp)
         data = subset_file(args.rows, workdir) if args.rows else A9A
         for solver in args.solvers.split(","):
             if not available(solver):
                 print(f"== {solver}: not available in this build, skipped", flush=True)
-                skipped.append(solver)
+                yield {"kind": "skipped", "solver": solver}
                 continue
             if solver in ("bsgd", "bsca"):
                 grid_args = ["-s", solver, "--budget", args.budget, "-log2c", c_args,
                              "-log2g", g_args, "-v", args.folds]
             else:
                 grid_args = ["-s", solver, "-log2c", c_args, "-v", args.folds]
-            speedups.append(speedup(solver, grid_args, data, workdir))
-            speedups[-1]["command"] = " ".join(map(str, grid_args))
+            row = {"kind": "speedup", **speedup(solver, grid_args, data, workdir),
+                   "command": " ".join(map(str, grid_args))}
             if args.simulate:
-                simulated[solver] = simulated_speedup(solver, grid_args, data)
-            if solver in ("bsgd", "bsca") and args.subset and comparison is None:
-                comparison = compare_with_libsvm(solver, args.subset, c_args, g_args,
-                                                 args.folds, workdir)
-    load_end = os.getloadavg()[0]
+                row["simulated"] = simulated_speedup(solver, grid_args, data)
+            yield row
+            if solver in ("bsgd", "bsca") and args.subset and not compared:
+                compared = True
+                yield {"kind": "libsvm", **compare_with_libsvm(solver, args.subset, c_args,
+                                                               g_args, args.folds, workdir)}
     from budgetsvm.params import TrainParams
     defaults = TrainParams()
+    yield {"kind": "machine", "load_start": load_start, "load_end": os.getloadavg()[0],
+           "cores": os.cpu_count(), "epochs": defaults.epochs,
+           "maintenance": defaults.maintenance, "merge_search": defaults.merge_search}
+
+
+def report(results):
+    args = argparse.Namespace(**results["meta"]["options"])
+    c_args, g_args = args.c_args, args.g_args
+    rows_of = results["rows"]
+    speedups = [r for r in rows_of if r["kind"] == "speedup"]
+    simulated = {r["label"]: r["simulated"] for r in speedups if "simulated" in r}
+    comparison = next((r for r in rows_of if r["kind"] == "libsvm"), None)
+    skipped = [r["solver"] for r in rows_of if r["kind"] == "skipped"]
+    machine = next((r for r in rows_of if r["kind"] == "machine"), None)
+    if machine is None:         # written last: the run stopped before its end
+        sys.exit("the results file has no 'machine' row (the run stopped before its end); "
+                 "measure again")
+    load_start, load_end, cores = machine["load_start"], machine["load_end"], machine["cores"]
 
     rows_text = f"the first {args.rows:,} rows of a9a" if args.rows else "a9a (32,561 rows)"
     body = [f"### Parallel speed-up: `-j 1` against `-j 2` on {rows_text}"]
@@ -236,7 +246,7 @@ def main():
             f"(issue 7): -j 2 at least {TARGET:g}x faster than -j 1 on 2 cores — "
             + ("met" if worst >= TARGET else "**missed**")
             + f" (lowest {worst:.2f}x). Load average {load_start:.2f} at the start and "
-            f"{load_end:.2f} at the end on {os.cpu_count()} cores (it counts this benchmark's "
+            f"{load_end:.2f} at the end on {cores} cores (it counts this benchmark's "
             "own processes too).")
         if worst < TARGET:
             reasons = []
@@ -274,17 +284,37 @@ def main():
         body.append(text)
     if skipped:
         body.append(f"Not available in this build, skipped: {', '.join(skipped)}.")
-    write_section("bench_grid", "Grid search (bsvm-grid)", "\n\n".join(body),
-                  datasets=["a9a"], peers=("libsvm-official", "numpy", "scipy"),
-                  extra=[f"Grid: log2c {c_args}, log2g {g_args} (kernel solvers), "
-                         f"{args.folds}-fold stratified CV with seed 1 (bsvm-grid's default); "
-                         f"--budget {args.budget}, other options at bsvm-train's defaults "
-                         f"({defaults.epochs} epochs, --maintenance {defaults.maintenance}, "
-                         f"--merge-search {defaults.merge_search})",
-                         "LIBSVM: libsvm-official's svm_train with -v on the same grid "
-                         "(its own fold split)",
-                         "BLAS and OpenMP limited to one thread per process (LIBSVM's OpenMP "
-                         "build otherwise competes with the -j workers for the 2 cores)"])
+    return Section("Grid search (bsvm-grid)", "\n\n".join(body),
+                   extra=[f"Grid: log2c {c_args}, log2g {g_args} (kernel solvers), "
+                          f"{args.folds}-fold stratified CV with seed 1 (bsvm-grid's default); "
+                          f"--budget {args.budget}, other options at bsvm-train's defaults "
+                          f"({machine['epochs']} epochs, --maintenance {machine['maintenance']}, "
+                          f"--merge-search {machine['merge_search']})",
+                          "LIBSVM: libsvm-official's svm_train with -v on the same grid "
+                          "(its own fold split)",
+                          "BLAS and OpenMP limited to one thread per process (LIBSVM's OpenMP "
+                          "build otherwise competes with the -j workers for the 2 cores)"])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--solvers", default="bsgd,bsca,dcd",
+                        help="comma-separated; solvers missing from this build are skipped")
+    parser.add_argument("--budget", type=int, default=100)
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--subset", type=int, default=2000,
+                        help="rows of a9a for the LIBSVM comparison (0: skip it)")
+    parser.add_argument("--rows", type=int, default=0,
+                        help="rows of a9a for the speed-up runs (0: all)")
+    parser.add_argument("--simulate", action="store_true",
+                        help="also measure task CPU times and the ideal -j 2 speed-up "
+                             "(meaningful on a loaded machine)")
+    parser.add_argument("--quick", action="store_true",
+                        help="bsgd only; log2c -5..15 step 4, log2g 3..-15 step -6; the first "
+                             "8,000 rows of a9a")
+    add_report_only(parser)
+    run_bench("bench_grid", parser.parse_args(), measure, report, datasets=["a9a"],
+              peers=("libsvm-official", "numpy", "scipy"))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 uncompressed files (both produce CSR float64, checked identical), and model loading: the whole
 bsvm-predict command with a large linear model (sector.scale, trained by `bsvm-train -s dcd -c 1`,
 in the native and the LIBLINEAR format) vs liblinear-official's load_model + predict of the same
-file, in the same run. Writes the report section build/bench/bench_io.md (median and min–max of
---repeats runs, speed-up = ratio of medians) and a bar chart docs/figures/bench_io-speedup.png."""
+file, in the same run. Measures into build/bench/io.json (scripts/_common.py, run_bench), then
+writes from that file alone (--report-only: without measuring) the report section
+build/bench/bench_io.md (median and min–max of --repeats runs, speed-up = ratio of medians) and a
+bar chart docs/figures/bench_io-speedup.png."""
 import argparse
 import json
 import os
@@ -17,8 +19,8 @@ from pathlib import Path
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
-from _common import (decompressed, pyplot, save_figure, spread, table, timed_all,  # noqa: E402
-                     write_section)
+from _common import (Section, add_report_only, decompressed, pyplot, run_bench,  # noqa: E402
+                     save_figure, spread, table, timed_all)
 
 BIN = Path(sys.executable).parent
 LOAD_TIME_TARGET = 1.5      # issue 18: bsvm-predict <= 1.5x liblinear's load_model + predict
@@ -73,7 +75,10 @@ def run_child(command, cwd=None):
 
 
 def model_loading(tmp, repeats):
-    """Rows of the model-loading table (and the figures the targets are checked on)."""
+    """Rows of the model-loading measurement: one "model" row (the weights' size and shape,
+    the test rows, how many labels agree with liblinear's), then one "load" row per run of
+    bsvm-predict with the native or the LIBLINEAR-format file, or of the peer (with the CPU
+    seconds of its steps)."""
     from budgetsvm.model_io import load_model, save_model
 
     train, test = str(decompressed("sector.scale", tmp)), str(decompressed("sector.t.scale", tmp))
@@ -82,53 +87,71 @@ def model_loading(tmp, repeats):
                    check=True)
     model = load_model(native)
     save_model(model, ll, format="liblinear")
-    weights_mb = (model.coef.nbytes + model.bias_coef.nbytes) / 2**20
-    shape = f"{model.n_features:,}×{model.nr_w}"
+    setup = {"kind": "model", "weights_mb": (model.coef.nbytes + model.bias_coef.nbytes) / 2**20,
+             "n_features": int(model.n_features), "nr_w": int(model.nr_w)}
     del model
     peer = [sys.executable, "-c", LIBLINEAR_PREDICT, test, ll, str(Path(tmp) / "ll.out")]
-    runs = {"native": [], "liblinear": [], "peer": []}
-    for _ in range(repeats):          # interleaved: the three see the same machine load
+    rows = []
+    for repeat in range(repeats):     # interleaved: the three see the same machine load
         for name, path in (("native", native), ("liblinear", ll)):
-            runs[name].append(run_child([str(BIN / "bsvm-predict"), "-q", test, path,
-                                         str(Path(tmp) / f"{name}.out")]))
-        runs["peer"].append(run_child(peer))
-    peer_parts = [json.loads(r[3]) for r in runs["peer"]]
-    peer_load_predict = [p["load"] + p["predict"] for p in peer_parts]
-    peer_cpu = [r[0] for r in runs["peer"]]
+            cpu, wall, peak, _ = run_child([str(BIN / "bsvm-predict"), "-q", test, path,
+                                            str(Path(tmp) / f"{name}.out")])
+            rows.append({"kind": "load", "model": name, "repeat": repeat, "cpu": cpu,
+                         "wall": wall, "peak_mb": peak})
+        cpu, wall, peak, out = run_child(peer)
+        rows.append({"kind": "load", "model": "peer", "repeat": repeat, "cpu": cpu,
+                     "wall": wall, "peak_mb": peak, "parts": json.loads(out)})
     theirs = [float(v) for v in Path(tmp, "ll.out").read_text().split()]
-    rows, checks = [], []
-    for name, label in (("native", "native"), ("liblinear", "`--format liblinear`")):
-        cpu = [r[0] for r in runs[name]]
-        peak = max(r[2] for r in runs[name])
+    setup["n_test"] = len(theirs)
+    setup["agree"] = {}
+    for name in ("native", "liblinear"):
         ours = [float(v) for v in Path(tmp, f"{name}.out").read_text().split()]
-        agree = 100.0 * sum(a == b for a, b in zip(ours, theirs)) / max(len(theirs), 1)
+        setup["agree"][name] = 100.0 * sum(a == b for a, b in zip(ours, theirs)) / \
+            max(len(theirs), 1)
+    return [setup] + rows
+
+
+def loading_summary(rows):
+    """(table rows, target checks, weights MB, shape, test rows, the peer's step medians) of
+    the model-loading rows, or None when there are none."""
+    setup = next((r for r in rows if r["kind"] == "model"), None)
+    if setup is None:
+        return None
+    runs = {name: [r for r in rows if r["kind"] == "load" and r["model"] == name]
+            for name in ("native", "liblinear", "peer")}
+    weights_mb = setup["weights_mb"]
+    shape = f"{setup['n_features']:,}×{setup['nr_w']}"
+    peer_parts = [r["parts"] for r in runs["peer"]]
+    peer_load_predict = [p["load"] + p["predict"] for p in peer_parts]
+    peer_cpu = [r["cpu"] for r in runs["peer"]]
+    table_rows, checks = [], []
+    for name, label in (("native", "native"), ("liblinear", "`--format liblinear`")):
+        cpu = [r["cpu"] for r in runs[name]]
+        peak = max(r["peak_mb"] for r in runs[name])
         ratio = statistics.median(cpu) / statistics.median(peer_load_predict)
         ratio_whole = statistics.median(cpu) / statistics.median(peer_cpu)
         checks.append((label, ratio, peak / weights_mb))
-        rows.append([label, spread(cpu, "{:.2f}"), spread(peer_load_predict, "{:.2f}"),
-                     f"{ratio:.2f}", spread(peer_cpu, "{:.2f}"), f"{ratio_whole:.2f}",
-                     f"{peak:.0f}", f"{peak / weights_mb:.2f}",
-                     f"{max(r[2] for r in runs['peer']):.0f}", f"{agree:.2f}%"])
+        table_rows.append([label, spread(cpu, "{:.2f}"), spread(peer_load_predict, "{:.2f}"),
+                           f"{ratio:.2f}", spread(peer_cpu, "{:.2f}"), f"{ratio_whole:.2f}",
+                           f"{peak:.0f}", f"{peak / weights_mb:.2f}",
+                           f"{max(r['peak_mb'] for r in runs['peer']):.0f}",
+                           f"{setup['agree'][name]:.2f}%"])
     parts = {k: statistics.median(p[k] for p in peer_parts) for k in peer_parts[0]}
-    return rows, checks, weights_mb, shape, len(theirs), parts
+    return table_rows, checks, weights_mb, shape, setup["n_test"], parts
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--datasets", default="mnist,ijcnn1,a9a,sector.scale")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="ijcnn1, a9a and sector.scale")
-    args = parser.parse_args()
+def measure(args):
+    """One "read" row per data set (its size and every repeat's seconds of both readers),
+    then the model-loading rows (model_loading)."""
     if args.quick:
         args.datasets = "ijcnn1,a9a,sector.scale"
     from sklearn.datasets import load_svmlight_file
 
     from budgetsvm.io import read_problem
 
-    names = args.datasets.split(",")
-    rows, speedups = [], []
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
+        for name in args.datasets.split(","):
             try:
                 path = str(decompressed(name, tmp))
             except FileNotFoundError:
@@ -137,21 +160,32 @@ def main():
             theirs = timed_all(lambda: load_svmlight_file(path), args.repeats)
             (X, y), (X2, y2) = ours[1], theirs[1]
             assert (X != X2).nnz == 0 and (y == y2).all(), f"{name}: readers disagree"
-            ratio = statistics.median(theirs[0]) / statistics.median(ours[0])
-            speedups.append((name, ratio))
-            rows.append([name, f"{X.shape[0]:,}×{X.shape[1]:,}", f"{X.nnz:,}",
-                         spread(ours[0], "{:.3f}"), spread(theirs[0], "{:.3f}"),
-                         f"{ratio:.1f}x"])
+            rows.append({"kind": "read", "dataset": name, "rows": X.shape[0],
+                         "features": X.shape[1], "nnz": int(X.nnz), "ours": ours[0],
+                         "sklearn": theirs[0]})
             del ours, theirs, X, y, X2, y2
         try:
-            loading = model_loading(tmp, args.repeats)
+            rows += model_loading(tmp, args.repeats)
         except FileNotFoundError:
-            loading = None                    # sector missing: listed in the setting block
+            pass                              # sector missing: listed in the setting block
+    return rows
 
+
+def report(results):
+    repeats = results["meta"]["options"]["repeats"]
+    rows, speedups = [], []
+    for r in results["rows"]:
+        if r["kind"] != "read":
+            continue
+        ratio = statistics.median(r["sklearn"]) / statistics.median(r["ours"])
+        speedups.append((r["dataset"], ratio))
+        rows.append([r["dataset"], f"{r['rows']:,}×{r['features']:,}", f"{r['nnz']:,}",
+                     spread(r["ours"], "{:.3f}"), spread(r["sklearn"], "{:.3f}"),
+                     f"{ratio:.1f}x"])
     body = [table(["data set", "rows×features", "nnz", "budgetsvm read_problem s",
                    "sklearn load_svmlight_file s", "speed-up"], rows)]
     body.append(f"Seconds to read the uncompressed file into CSR float64 (median (min–max) of "
-                f"{args.repeats} runs, files in the page cache; speed-up = sklearn median / "
+                f"{repeats} runs, files in the page cache; speed-up = sklearn median / "
                 "ours). Both readers return identical matrices and labels (checked).")
     if speedups:
         plt = pyplot()
@@ -164,14 +198,25 @@ def main():
         ax.set_xlim(0, max(r for _, r in speedups) * 1.2)
         body.append(save_figure(fig, "bench_io-speedup.png",
                                 "Reading speed-up of budgetsvm over scikit-learn's reader"))
-    body += loading_text(loading, args.repeats)
-    write_section("bench_io", "Reading speed vs scikit-learn's reader; model loading vs LIBLINEAR",
-                  "\n\n".join(body), datasets=names + ["sector.t.scale"],
-                  peers=("scikit-learn", "liblinear-official", "numpy", "scipy"),
-                  extra=[f"Repeats: {args.repeats} per reader and file; no randomness",
-                         "Model loading: the model trained by `bsvm-train -s dcd -c 1 "
-                         "sector.scale` (seed 1), also written with `--format liblinear`; BLAS "
-                         "limited to one thread"])
+    body += loading_text(loading_summary(results["rows"]), repeats)
+    return Section("Reading speed vs scikit-learn's reader; model loading vs LIBLINEAR",
+                   "\n\n".join(body),
+                   extra=[f"Repeats: {repeats} per reader and file; no randomness",
+                          "Model loading: the model trained by `bsvm-train -s dcd -c 1 "
+                          "sector.scale` (seed 1), also written with `--format liblinear`; BLAS "
+                          "limited to one thread"])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--datasets", default="mnist,ijcnn1,a9a,sector.scale")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="ijcnn1, a9a and sector.scale")
+    add_report_only(parser)
+    args = parser.parse_args()
+    names = ("ijcnn1,a9a,sector.scale" if args.quick else args.datasets).split(",")
+    run_bench("bench_io", args, measure, report, datasets=names + ["sector.t.scale"],
+              peers=("scikit-learn", "liblinear-official", "numpy", "scipy"))
 
 
 def loading_text(loading, repeats):

@@ -22,8 +22,11 @@ seeds 1–5.
 
 --quick: a9a and ijcnn1 at B = 100, 5 epochs, seeds 1–3, comparison mode on ijcnn1.
 
+Measures into build/bench/lookup.json (one row per training; scripts/_common.py, run_bench), then
+writes the section from that file alone (--report-only: without measuring).
+
 Usage: python scripts/bench_lookup.py [--quick] [--datasets a9a,ijcnn1] [--budgets 100,500]
-       [--epochs 20] [--seeds 5]
+       [--epochs 20] [--seeds 5] [--report-only]
 """
 import argparse
 import os
@@ -36,7 +39,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from _common import REPO, mean_sd, pyplot, save_figure, spread, table, write_section  # noqa: E402
+from _common import (REPO, Section, add_report_only, mean_sd, pyplot, run_bench,  # noqa: E402
+                     save_figure, spread, table)
 from bench_bsgd import DATASETS, load  # noqa: E402
 
 sys.path.insert(0, str(REPO))
@@ -72,12 +76,19 @@ def train(data, name, budget, epochs, search, seed, compare=False):
             "accuracy": float(np.mean(predicted == yt)), "predicted": predicted, "info": info}
 
 
-def measure(name, budgets, epochs_default, seeds, compare_budgets):
+COMPARED = ("n_compared", "same_as_gss", "same_as_precise", "optimal_fraction",
+            "wd_excess_total", "wd_ratio_mean", "wd_ratio_max")
+
+
+def measure_set(name, budgets, epochs_default, seeds, compare_budgets):
+    """Rows of one data set: "run" (one training: CPU and wall seconds, maintenance seconds,
+    merged fraction, accuracy, label agreement with gss of the same seed) and "compare" (the
+    comparison-mode counts of one search)."""
     X, y, Xt, yt = load(name)
     labels, y_index = group_classes(y)
     data = (X, y_index, labels, Xt, yt)
     epochs = 1 if name == LARGEST else epochs_default
-    results, compared = {}, {}
+    where = {"dataset": name, "epochs": epochs, "n": X.shape[0]}
     for budget in budgets:
         runs = {search: [] for search in SEARCHES}
         for seed in seeds:
@@ -87,18 +98,55 @@ def measure(name, budgets, epochs_default, seeds, compare_budgets):
                 print(f"{name} B={budget} seed {seed} {search}: cpu {r['cpu']:.2f} s, "
                       f"maintenance {r['maint']:.2f} s, accuracy {100 * r['accuracy']:.2f}%",
                       flush=True)
-        for search in SEARCHES:
-            for r, ref in zip(runs[search], runs["gss"]):
-                r["agreement"] = float(np.mean(r["predicted"] == ref["predicted"]))
-        for search in SEARCHES:
-            for r in runs[search]:
-                del r["predicted"]
-        results[budget] = runs
+        for seed_index, seed in enumerate(seeds):
+            for search in SEARCHES:
+                r, ref = runs[search][seed_index], runs["gss"][seed_index]
+                yield {"kind": "run", **where, "budget": budget, "search": search, "seed": seed,
+                       **{k: r[k] for k in ("cpu", "wall", "maint", "merge_fraction",
+                                            "accuracy")},
+                       "agreement": float(np.mean(r["predicted"] == ref["predicted"]))}
         if budget in compare_budgets:
-            compared[budget] = {
-                search: train(data, name, budget, epochs, search, seeds[0], compare=True)["info"]
-                for search in SEARCHES}
-    return {"epochs": epochs, "n": X.shape[0], "results": results, "compared": compared}
+            for search in SEARCHES:
+                info = train(data, name, budget, epochs, search, seeds[0], compare=True)["info"]
+                yield {"kind": "compare", **where, "budget": budget, "search": search,
+                       "seed": seeds[0], **{k: info[k] for k in COMPARED}}
+
+
+def measure(args):
+    if args.quick:
+        args.datasets, args.budgets, args.epochs, args.seeds = "a9a,ijcnn1", "100", 5, 3
+        args.compare_on = "ijcnn1"
+    budgets = [int(b) for b in args.budgets.split(",")]
+    seeds = list(range(1, args.seeds + 1))
+    found = False
+    for name in args.datasets.split(","):
+        try:
+            compare_budgets = budgets if args.compare_on in (None, name) else []
+            for row in measure_set(name, budgets, args.epochs, seeds, compare_budgets):
+                found = True
+                yield row
+        except FileNotFoundError as error:
+            print(f"{name}: {error}; skipped", flush=True)
+            yield {"kind": "missing", "dataset": name}
+    if not found:
+        raise SystemExit("no data set found")
+
+
+def measured_sets(rows):
+    """{data set: {"epochs", "n", "results": {B: {search: [runs by seed]}}, "compared":
+    {B: {search: counts}}}} from the rows, in the order measured."""
+    measured = {}
+    for r in rows:
+        if r["kind"] == "missing":
+            continue
+        m = measured.setdefault(r["dataset"], {"epochs": r["epochs"], "n": r["n"],
+                                               "results": {}, "compared": {}})
+        if r["kind"] == "run":
+            m["results"].setdefault(r["budget"], {s: [] for s in SEARCHES})[r["search"]] \
+                .append(r)
+        else:
+            m["compared"].setdefault(r["budget"], {})[r["search"]] = r
+    return measured
 
 
 def saving(runs, search):
@@ -219,29 +267,12 @@ def figure(measured):
                        "relative to gss, per merge search")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--datasets", default="a9a,ijcnn1,w8a,skin_nonskin")
-    ap.add_argument("--budgets", default="100,500")
-    ap.add_argument("--epochs", type=int, default=20)
-    ap.add_argument("--seeds", type=int, default=5)
-    a = ap.parse_args()
-    names = a.datasets.split(",")
-    budgets = [int(b) for b in a.budgets.split(",")]
-    epochs, seeds, compare_on = a.epochs, list(range(1, a.seeds + 1)), None
-    if a.quick:
-        names, budgets, epochs, seeds, compare_on = ["a9a", "ijcnn1"], [100], 5, [1, 2, 3], "ijcnn1"
-    measured, missing = {}, []
-    for name in names:
-        try:
-            compare_budgets = budgets if compare_on in (None, name) else []
-            measured[name] = measure(name, budgets, epochs, seeds, compare_budgets)
-        except FileNotFoundError as error:
-            print(f"{name}: {error}; skipped", flush=True)
-            missing.append(name)
-    if not measured:
-        raise SystemExit("no data set found")
+def report(results):
+    args = argparse.Namespace(**results["meta"]["options"])
+    budgets = [int(b) for b in args.budgets.split(",")]
+    seeds = list(range(1, args.seeds + 1))
+    measured = measured_sets(results["rows"])
+    missing = [r["dataset"] for r in results["rows"] if r["kind"] == "missing"]
     body = [verdict(measured), main_table(measured), figure(measured),
             "Comparison mode (Glasmachers & Qaadan 2018, Table 3): every merge of a run with "
             "the search named rescans all candidates with gss and gss-precise, in that run's own "
@@ -262,16 +293,29 @@ def main():
         body.append(f"Missing data sets (rows skipped): {', '.join(missing)}.")
     epochs_text = ", ".join(f"{n}: {m['epochs']} epoch{'s' if m['epochs'] > 1 else ''} "
                             f"({m['n']:,} training rows)" for n, m in measured.items())
-    write_section("bench_lookup",
-                  "Lookup merging vs golden section search (Glasmachers & Qaadan 2018)",
-                  "\n\n".join(body), datasets=names, peers=("numpy",),
-                  extra=["BSGD (Pegasos) in the papers' mode (--polish none), merging, " + "; ".join(
-                             f"{n} C = {DATASETS[n]['C']:g}, γ = {DATASETS[n]['gamma']:g}"
-                             for n in measured),
-                         f"B = {', '.join(map(str, budgets))}; {epochs_text}; seeds "
-                         f"{', '.join(map(str, seeds))}",
-                         "times: CPU seconds of the training call, one thread; maintenance: "
-                         "the solver's wall-clock timer of the insertions that merged"])
+    return Section("Lookup merging vs golden section search (Glasmachers & Qaadan 2018)",
+                   "\n\n".join(body),
+                   extra=["BSGD (Pegasos) in the papers' mode (--polish none), merging, "
+                          + "; ".join(f"{n} C = {DATASETS[n]['C']:g}, "
+                                      f"γ = {DATASETS[n]['gamma']:g}" for n in measured),
+                          f"B = {', '.join(map(str, budgets))}; {epochs_text}; seeds "
+                          f"{', '.join(map(str, seeds))}",
+                          "times: CPU seconds of the training call, one thread; maintenance: "
+                          "the solver's wall-clock timer of the insertions that merged"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--datasets", default="a9a,ijcnn1,w8a,skin_nonskin")
+    ap.add_argument("--budgets", default="100,500")
+    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--seeds", type=int, default=5)
+    add_report_only(ap)
+    args = ap.parse_args()
+    args.compare_on = None
+    names = ["a9a", "ijcnn1"] if args.quick else args.datasets.split(",")
+    run_bench("bench_lookup", args, measure, report, datasets=names, peers=("numpy",))
 
 
 if __name__ == "__main__":

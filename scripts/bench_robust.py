@@ -16,9 +16,9 @@ Measures, in one run and with BLAS on one thread, every method on the same split
 
 Times are CPU seconds of the training call in a child process (data loading and prediction
 excluded; for us: the epochs, the refit, everything `train()` does). Every method runs in its own
-child process per data set, with a cap per child. Results go to build/bench/robust.json; the
-section (tables, targets met or missed, the figure) is made from that file, so
-`--report-only` rebuilds it without measuring again.
+child process per data set, with a cap per child. Results go to build/bench/robust.json
+(scripts/_common.py, run_bench); the section (tables, targets met or missed, the figure) is made
+from that file, so `--report-only` rebuilds it without measuring again.
 
 Usage:  python scripts/bench_robust.py [--quick] [--datasets a9a,ijcnn1] [--report-only]
 Data: $BSVM_DATA (required).
@@ -40,7 +40,8 @@ import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
-from _common import SECTION_DIR, mean_sd, pyplot, save_figure, table, write_section  # noqa: E402
+from _common import (Section, add_report_only, mean_sd, pyplot, run_bench,  # noqa: E402
+                     save_figure, table)
 from bench_bsgd import DATASETS, load  # noqa: E402
 
 SETS = ("a9a", "ijcnn1", "w8a", "dna.scale", "satimage.scale", "mnist", "skin_nonskin")
@@ -52,7 +53,6 @@ BUDGETS = (500, 100)
 NYSTROEM = (100, 500, 1000)
 EPOCHS, LONG_EPOCHS = 5, 20
 CAP_SECONDS = 3600
-RESULTS = SECTION_DIR / "robust.json"
 LABEL = {"none": "papers' mode", "refit": "robust default"}
 
 
@@ -625,45 +625,54 @@ def make_figure(R, present, over):
                        "best method; points further down are cut off.")
 
 
+def measure(args):
+    """One entry per job, {"job", "rows" or "error", "seconds"}, yielded as each child ends."""
+    seeds = SEEDS[:3] if args.quick else SEEDS
+    for job in jobs_for(args.datasets, seeds, args.quick):
+        entry = run_job(job)
+        print(json.dumps(entry)[:300], flush=True)
+        yield entry
+
+
+def data_names(datasets):
+    return [DATASETS[n]["train"][:-3] for n in datasets] + \
+        [DATASETS[n]["test"][:-3] for n in datasets if DATASETS[n]["test"]]
+
+
+def report(results):
+    meta = results.get("meta", {})
+    entries = results["rows"] if "rows" in results else results["entries"]  # older files
+    datasets = meta.get("options", {}).get("datasets") or list(SETS)
+    body = build_report({"entries": entries}, datasets,
+                        meta.get("quick", results.get("quick", False)))
+    return Section("Robust budgeted training: the refit against the papers' mode, Nystroem and "
+                   "LIBSVM", "\n\n".join(body),
+                   extra=["Budgeted solvers: merging with lookup-wd (the default), 5 epochs "
+                          "unless stated; the robust default is --polish refit, the papers' "
+                          "mode --polish none",
+                          "Nystroem: sklearn Nystroem(rbf, γ, m, random_state = seed) + "
+                          "LinearSVC(C, dual = auto, random_state = 0); LIBSVM: -s 0 -t 2 -c C "
+                          "-g γ -m 500",
+                          "skin_nonskin: raw RGB values, seeded 80/20 split (seed 0); mnist: "
+                          "values / 255, first 20,000 training rows",
+                          "BLAS on one thread; CPU seconds of the training call in a child "
+                          "process per method and data set"])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="a9a and ijcnn1, seeds 1–3, without 20 epochs and the study")
     parser.add_argument("--datasets", help="comma-separated subset of " + ",".join(SETS))
-    parser.add_argument("--report-only", action="store_true",
-                        help="rebuild the section from build/bench/robust.json")
+    add_report_only(parser)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print("RESULT " + json.dumps(run_child(json.loads(args.child))), flush=True)
         return
-    datasets = args.datasets.split(",") if args.datasets else (HEADLINE if args.quick else SETS)
-    if args.report_only:
-        results = json.loads(RESULTS.read_text())
-    else:
-        seeds = SEEDS[:3] if args.quick else SEEDS
-        results = {"entries": [], "quick": args.quick}
-        for job in jobs_for(datasets, seeds, args.quick):
-            entry = run_job(job)
-            results["entries"].append(entry)
-            print(json.dumps(entry)[:300], flush=True)
-            SECTION_DIR.mkdir(parents=True, exist_ok=True)
-            RESULTS.write_text(json.dumps(results, indent=1))
-    body = build_report(results, datasets, results.get("quick", False))
-    names = [DATASETS[n]["train"][:-3] for n in datasets] + \
-        [DATASETS[n]["test"][:-3] for n in datasets if DATASETS[n]["test"]]
-    write_section("bench_robust", "Robust budgeted training: the refit against the papers' "
-                  "mode, Nystroem and LIBSVM", "\n\n".join(body), datasets=names,
-                  extra=["Budgeted solvers: merging with lookup-wd (the default), 5 epochs "
-                         "unless stated; the robust default is --polish refit, the papers' "
-                         "mode --polish none",
-                         "Nystroem: sklearn Nystroem(rbf, γ, m, random_state = seed) + "
-                         "LinearSVC(C, dual = auto, random_state = 0); LIBSVM: -s 0 -t 2 -c C "
-                         "-g γ -m 500",
-                         "skin_nonskin: raw RGB values, seeded 80/20 split (seed 0); mnist: "
-                         "values / 255, first 20,000 training rows",
-                         "BLAS on one thread; CPU seconds of the training call in a child "
-                         "process per method and data set"])
+    args.datasets = args.datasets.split(",") if args.datasets else \
+        list(HEADLINE if args.quick else SETS)
+    run_bench("bench_robust", args, measure, report, datasets=data_names(args.datasets))
 
 
 if __name__ == "__main__":

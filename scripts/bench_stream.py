@@ -13,15 +13,17 @@ that kernel is far wider than a board cell (σ² = 8 against cells of width 0.87
 standardisation), and the result is near chance; the table therefore also runs γ = 8, i.e.
 exp(−‖x−x'‖²/(2·0.0625)), the reading in which 0.0625 is the kernel width σ².
 
-Usage: python scripts/bench_stream.py [--quick] [--sizes 100000,1000000,10000000]
-Generated files are cached in build/bench-data/ (about 26 bytes per row).
+Usage: python scripts/bench_stream.py [--quick] [--sizes 100000,1000000,10000000] [--report-only]
+Generated files are cached in build/bench-data/ (about 26 bytes per row). Measures into
+build/bench/stream.json (scripts/_common.py, run_bench); the section and its figure are made from
+that file alone (--report-only: without measuring).
 """
 import argparse
 import sys
 import time
 from pathlib import Path
 
-from _common import REPO, pyplot, save_figure, table, write_section
+from _common import REPO, Section, add_report_only, pyplot, run_bench, save_figure, table
 
 sys.path.insert(0, str(REPO))
 
@@ -46,7 +48,7 @@ def board(n, seed):
     return path
 
 
-def measure(command):
+def timed_peak(command):
     start = time.perf_counter()
     status, peak, err = run_measuring_peak([str(c) for c in command], cwd=WORK)
     if status != 0:
@@ -64,8 +66,8 @@ def run(n, gamma, stream=True):
                str(BUDGET), "--epochs", "1", "--merge-search", "lookup-wd"]
     if stream:
         command.append("--stream")
-    train_mb, train_s, _ = measure(command + [train, model])
-    predict_mb, predict_s, _ = measure([BIN / "bsvm-predict", "-q", test, model, out])
+    train_mb, train_s, _ = timed_peak(command + [train, model])
+    predict_mb, predict_s, _ = timed_peak([BIN / "bsvm-predict", "-q", test, model, out])
     predicted = np.loadtxt(out)
     truth = np.concatenate([y for _, y in iter_problem_chunks(str(test))])
     acc = 100.0 * float(np.mean(predicted == truth))
@@ -74,22 +76,24 @@ def run(n, gamma, stream=True):
                 test_rows=len(truth), file_mb=train.stat().st_size / 2 ** 20)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="10^5 and 10^6 rows only")
-    ap.add_argument("--sizes", default="100000,1000000,10000000")
-    a = ap.parse_args()
-    sizes = [10 ** 5, 10 ** 6] if a.quick else [int(v) for v in a.sizes.split(",")]
-    results = []
+def measure(args):
+    """One row per command pair (training, then prediction): run()'s dict."""
+    sizes = [10 ** 5, 10 ** 6] if args.quick else [int(v) for v in args.sizes.split(",")]
     for n in sizes:
         for gamma in (8.0, 0.0625):
             if gamma == 0.0625 and n != sizes[-1]:
                 continue                      # the literal γ only at the largest size
-            results.append(run(n, gamma, stream=True))
-            print(results[-1], flush=True)
+            row = run(n, gamma, stream=True)
+            print(row, flush=True)
+            yield row
         if n <= 10 ** 6:
-            results.append(run(n, 8.0, stream=False))
-            print(results[-1], flush=True)
+            row = run(n, 8.0, stream=False)
+            print(row, flush=True)
+            yield row
+
+
+def report(results):
+    results = results["rows"]
     rows = [[f"{r['n']:,}", f"{r['file_mb']:.0f}", "--stream" if r["stream"] else "in memory",
              f"{r['gamma']:g}", f"{r['train_mb']:.0f}", f"{r['train_s']:.1f}",
              f"{r['predict_mb']:.0f}", f"{r['predict_s']:.1f}", f"{r['test_rows']:,}",
@@ -129,11 +133,18 @@ def main():
     ax.set_title("Checkerboard, B = 100, merging")
     body.append(save_figure(fig, "bench_stream-memory.png",
                             "Peak memory of streaming training and prediction against rows"))
-    write_section("bench_stream", "Streaming: memory on data larger than memory (issue 8)",
-                  "\n\n".join(body), datasets=(), peers=("numpy",),
-                  extra=[f"checkerboard (Wang, Crammer & Vucetic 2012), λ = {LAMBDA:g} "
-                         f"(C = 1/(λn)), B = {BUDGET}, merging (lookup-wd), 1 epoch, "
-                         "--stream-buffer 16 MB, seeds 1 (train) and 2 (test); single runs"])
+    return Section("Streaming: memory on data larger than memory (issue 8)", "\n\n".join(body),
+                   extra=[f"checkerboard (Wang, Crammer & Vucetic 2012), λ = {LAMBDA:g} "
+                          f"(C = 1/(λn)), B = {BUDGET}, merging (lookup-wd), 1 epoch, "
+                          "--stream-buffer 16 MB, seeds 1 (train) and 2 (test); single runs"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="10^5 and 10^6 rows only")
+    ap.add_argument("--sizes", default="100000,1000000,10000000")
+    add_report_only(ap)
+    run_bench("bench_stream", ap.parse_args(), measure, report, datasets=(), peers=("numpy",))
 
 
 if __name__ == "__main__":

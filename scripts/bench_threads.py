@@ -17,7 +17,9 @@ Peak memory (VmHWM, polled; budgetsvm.memory explains why not ru_maxrss) comes f
 run per thread count, compared with the -n 1 peak plus the work arrays of the parts that run
 at the same time (README, "Threads"), estimated from the data sizes.
 
-Writes build/bench/bench_threads.md and docs/figures/bench_threads-speedup.png.
+Measures into build/bench/threads.json (one row per run; scripts/_common.py, run_bench), then
+writes build/bench/bench_threads.md and docs/figures/bench_threads-speedup.png from that file
+alone (`--report-only` rebuilds them without measuring).
 """
 import argparse
 import lzma
@@ -32,8 +34,8 @@ from pathlib import Path
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
-from _common import (REPO, data_path, decompressed, pyplot, save_figure, spread,  # noqa: E402
-                     table, write_section)
+from _common import (REPO, Section, add_report_only, data_path, decompressed,  # noqa: E402
+                     pyplot, run_bench, save_figure, spread, table)
 
 BIN = Path(sys.executable).parent
 WORK = REPO / "build" / "bench" / "threads"
@@ -244,6 +246,53 @@ def robust_run(machine, argv, attempts=3):
     return result
 
 
+def measure(args):
+    """Rows, in the order measured: "task" (what each task is), "startup", "run" (one timed
+    command), "peak", "liblinear" (the comparison on sector) and, last, "machine" (how idle
+    it was)."""
+    if args.quick:
+        args.threads, args.repeats = "1,2,4", 2
+    threads = [int(t) for t in args.threads.split(",")]
+    machine = Machine(args.idle, args.max_wait)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        tasks = build_tasks(tmp)
+        if args.only:
+            tasks = [t for t in tasks if t.key in args.only.split(",")]
+        for task in tasks:
+            yield {"kind": "task", "task": task.key, "title": task.title,
+                   "target": task.target, "parts": task.parts, "work_bytes": task.work_bytes,
+                   "note": task.note}
+        # startup: the imports of bsvm-train, the floor of every whole command
+        for repeat in range(args.repeats):
+            wall, cpu, others = robust_run(machine, [
+                sys.executable, "-c", "import budgetsvm.cli.train, budgetsvm.kernel_solvers, "
+                "budgetsvm.linear"])
+            yield {"kind": "startup", "repeat": repeat, "wall": wall, "cpu": cpu,
+                   "others": others}
+        for repeat in range(args.repeats):
+            order = threads[repeat % len(threads):] + threads[:repeat % len(threads)]
+            for task in tasks:
+                for t in order:
+                    wall, cpu, others = robust_run(machine, task.command(t, out))
+                    print(f"{task.key} -n {t}: {(wall, cpu, others)}", flush=True)
+                    yield {"kind": "run", "task": task.key, "threads": t, "repeat": repeat,
+                           "wall": wall, "cpu": cpu, "others": others}
+        for task in tasks:
+            for t in threads:
+                yield {"kind": "peak", "task": task.key, "threads": t,
+                       "peak_mb": peak_run(task.command(t, out))}
+        if any(t.key == "sector" for t in tasks):
+            for runner, runs in liblinear_comparison(tmp, machine, args.repeats,
+                                                     [1, 2]).items():
+                for repeat, (wall, cpu, others) in enumerate(runs):
+                    yield {"kind": "liblinear", "runner": runner, "repeat": repeat,
+                           "wall": wall, "cpu": cpu, "others": others}
+    yield {"kind": "machine", "cores": len(os.sched_getaffinity(0)), "idle": machine.idle,
+           "max_wait": machine.max_wait, "waited": machine.waited, "gave_up": machine.gave_up,
+           "worst_before": machine.worst_before}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", default="1,2,4,8")
@@ -255,40 +304,39 @@ def main(argv=None):
                         help="seconds to wait for an idle machine before measuring anyway")
     parser.add_argument("--only", help="comma-separated task keys")
     parser.add_argument("--quick", action="store_true", help="threads 1,2,4; 2 repeats")
+    add_report_only(parser)
     args = parser.parse_args(argv)
-    if args.quick:
-        args.threads, args.repeats = "1,2,4", 2
-    threads = [int(t) for t in args.threads.split(",")]
-    machine = Machine(args.idle, args.max_wait)
-    cores = len(os.sched_getaffinity(0))
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp)
-        tasks = build_tasks(tmp)
-        if args.only:
-            tasks = [t for t in tasks if t.key in args.only.split(",")]
-        # startup: the imports of bsvm-train, the floor of every whole command
-        startup = [robust_run(machine, [sys.executable, "-c", "import budgetsvm.cli.train, "
-                                        "budgetsvm.kernel_solvers, budgetsvm.linear"])[0]
-                   for _ in range(args.repeats)]
-        results = {task.key: {t: [] for t in threads} for task in tasks}
-        for repeat in range(args.repeats):
-            order = threads[repeat % len(threads):] + threads[:repeat % len(threads)]
-            for task in tasks:
-                for t in order:
-                    results[task.key][t].append(robust_run(machine, task.command(t, out)))
-                    print(f"{task.key} -n {t}: {results[task.key][t][-1]}", flush=True)
-        peaks = {task.key: {t: peak_run(task.command(t, out)) for t in threads}
-                 for task in tasks}
-        ll = liblinear_comparison(tmp, machine, args.repeats, [1, 2]) \
-            if any(t.key == "sector" for t in tasks) else None
-    write_report(tasks, threads, results, peaks, ll, startup, machine, cores, args)
+    run_bench("bench_threads", args, measure, report, datasets=DATASETS,
+              peers=("liblinear-official", "numpy", "scipy"))
 
 
 def med(values):
     return statistics.median(values)
 
 
-def write_report(tasks, threads, results, peaks, ll, startup, machine, cores, args):
+def report(results):
+    rows_of = results["rows"]
+    options = results["meta"]["options"]
+    threads = [int(t) for t in options["threads"].split(",")]
+    tasks = [Task(r["task"], r["title"], r["target"], r["parts"], None, r["work_bytes"],
+                  r["note"]) for r in rows_of if r["kind"] == "task"]
+    machine = next((r for r in rows_of if r["kind"] == "machine"), None)
+    if machine is None:         # written last: the run stopped before its end
+        sys.exit("the results file has no 'machine' row (the run stopped before its end); "
+                 "measure again")
+    cores = machine["cores"]
+    startup = [r["wall"] for r in rows_of if r["kind"] == "startup"]
+    results = {task.key: {t: [] for t in threads} for task in tasks}
+    peaks = {task.key: {} for task in tasks}
+    ll = {}
+    for r in rows_of:
+        if r["kind"] == "run":
+            results[r["task"]][r["threads"]].append((r["wall"], r["cpu"], r["others"]))
+        elif r["kind"] == "peak":
+            peaks[r["task"]][r["threads"]] = r["peak_mb"]
+        elif r["kind"] == "liblinear":
+            ll.setdefault(r["runner"], []).append((r["wall"], r["cpu"], r["others"]))
+    ll = ll or None
     walls = {k: {t: [r[0] for r in runs] for t, runs in per.items()} for k, per in results.items()}
     cpus = {k: {t: [r[1] for r in runs] for t, runs in per.items()} for k, per in results.items()}
     others = [r[2] for per in results.values() for runs in per.values() for r in runs]
@@ -318,7 +366,7 @@ def write_report(tasks, threads, results, peaks, ll, startup, machine, cores, ar
     body = [table(header, rows)]
     over = [t for t in threads if t > cores]
     body.append(
-        f"Whole commands, median (min–max) of {args.repeats} runs each; speed-up = median wall "
+        f"Whole commands, median (min–max) of {options['repeats']} runs each; speed-up = median wall "
         f"time of `-n 1` / median of `-n t`. CPU time is user + system of the command and all "
         f"its threads. The machine has {cores} cores: "
         + (f"`-n {', '.join(map(str, over))}` oversubscribe it (more threads than cores), so "
@@ -371,23 +419,20 @@ def write_report(tasks, threads, results, peaks, ll, startup, machine, cores, ar
                     "uncompressed text file and write a model file; LIBLINEAR's Python reader "
                     "is part of its command as ours is of ours.")
     load = (f"Before every run the script waited until other processes kept less than "
-            f"{machine.idle} cores busy (sampled over 1 s; waited {machine.waited:.0f} s in "
+            f"{machine['idle']} cores busy (sampled over 1 s; waited {machine['waited']:.0f} s in "
             f"all); during the runs they used {max(others):.2f} cores at most "
             f"(median {med(others):.2f}).")
-    if machine.gave_up:
+    if machine["gave_up"]:
         load += (f" **Provisional**: the machine did not become idle within "
-                 f"{machine.max_wait:.0f} s (up to {machine.worst_before:.2f} busy cores "
+                 f"{machine['max_wait']:.0f} s (up to {machine['worst_before']:.2f} busy cores "
                  "before a run), so some runs shared the cores with other work.")
     body.append(load)
     figure = plot(tasks, threads, walls, cores)
     if figure:
         body.append(figure)
     extra = [f"{task.key}: {task.note}" for task in tasks if task.note]
-    write_section("bench_threads", "Worker threads (-n): speed-up, CPU and memory",
-                  "\n\n".join(body), datasets=DATASETS,
-                  peers=("liblinear-official", "numpy", "scipy"),
-                  extra=["BLAS limited to one thread (as the command-line tools do)",
-                         *extra])
+    return Section("Worker threads (-n): speed-up, CPU and memory", "\n\n".join(body),
+                   extra=["BLAS limited to one thread (as the command-line tools do)", *extra])
 
 
 def plot(tasks, threads, walls, cores):

@@ -1,8 +1,10 @@
 #!/usr/bin/env python
 """The Weston–Watkins solver (-s ww) against LIBLINEAR's Crammer–Singer solver (-s 4,
 liblinear-official) for issue 19's targets, and the experiment of Wang & Scott (2021; see
-docs/ALGORITHMS.md §5): block CD with Walrus vs the Shark-style iterative subproblem solver. Writes
-the report section build/bench/bench_ww.md (printed too) with the figures
+docs/ALGORITHMS.md §5): block CD with Walrus vs the Shark-style iterative subproblem solver.
+Measures into build/bench/ww.json (one row per part, data set and C, every repeat's times;
+scripts/_common.py, run_bench), then writes from that file alone (--report-only: without
+measuring) the report section build/bench/bench_ww.md (printed too) with the figures
 docs/figures/bench_ww-time-per-set.png (CPU time per data set and C: -s ww, -s ww --ww-shrink none,
 LIBLINEAR -s 4) and docs/figures/bench_ww-speedup-vs-k.png (iterative/Walrus time ratio against the
 number of classes).
@@ -50,8 +52,8 @@ from budgetsvm.params import TrainParams       # noqa: E402
 from budgetsvm.ww import train_ww              # noqa: E402
 
 sys.path.insert(0, str(REPO / "scripts"))
-from _common import (DATA_UNSET, CapturedCStdout, pyplot, save_figure, spread, table,  # noqa: E402
-                     write_section)
+from _common import (DATA_UNSET, CapturedCStdout, Section, add_report_only,  # noqa: E402
+                     pyplot, run_bench, save_figure, spread, table)
 
 SETS = {   # name: (train file, test file, scale)
     "dna": ("dna.scale", "dna.scale.t", 1.0),
@@ -122,6 +124,68 @@ def run_liblinear(X, y, Xt, yt, C):
     return seconds, float(np.mean(np.array(pred) == yt)), (iters[-1] if iters else None)
 
 
+def measure(args):
+    """One row per (part, data set, C): part "peers" (-s ww, --ww-shrink none and LIBLINEAR
+    -s 4; measure_peers) or "paper" (Walrus vs iterative; measure_paper), with the times and
+    accuracies of every repeat."""
+    global CLOCK
+    CLOCK = time.perf_counter if args.wall else time.process_time
+    folder = Path(args.data)
+    if args.quick:
+        args.plan = QUICK
+    else:
+        exps = [int(e) for e in args.log2c.split(",")] if args.log2c else LOG2C
+        args.plan = {s: exps for s in args.sets.split(",")}
+    for name, exps in args.plan.items():
+        try:
+            X, y, Xt, yt = load(folder, name)
+        except SystemExit as exc:           # a missing file: listed in the setting block
+            print(exc, file=sys.stderr)
+            continue
+        k = len(np.unique(y))
+        for e in exps:
+            yield {"part": "peers", "C": 2.0 ** e,
+                   **measure_peers(args, name, k, e, X, y, Xt, yt)}
+            if not args.no_paper:
+                yield {"part": "paper", "C": 2.0 ** e,
+                       **measure_paper(args, name, k, e, X, y, Xt, yt)}
+
+
+def report(results):
+    args = argparse.Namespace(**results["meta"]["options"])
+    plan = args.plan
+    peers = [r for r in results["rows"] if r["part"] == "peers"]
+    paper = [r for r in results["rows"] if r["part"] == "paper"]
+    clock = "wall-clock" if args.wall else "CPU"
+    body = ["### -s ww against LIBLINEAR -s 4 (issue 19)", peer_table(peers, args, clock)]
+    figure = peer_figure(peers)
+    if figure:
+        body.append(figure)
+    body.append(peer_targets(peers))
+    if paper:
+        body += ["### Walrus vs the iterative subproblem solver (Wang & Scott 2021)",
+                 paper_table(paper, args, clock)]
+        figure = make_figure(paper)
+        if figure:
+            body.append(figure)
+        body.append(discussion(paper))
+    return Section(
+        "Weston–Watkins SVM: -s ww vs LIBLINEAR -s 4, and Walrus vs the iterative "
+        "subproblem solver (Wang & Scott 2021)",
+        "\n\n".join(body),
+        extra=["Hyper-parameters: C = 2^e for e in "
+               + "; ".join(f"{name}: {', '.join(map(str, exps))}" for name, exps in plan.items())
+               + f"; δ = {args.eps:g} (relative duality gap); at most {args.max_iter} outer "
+               "iterations; no bias; mnist values / 255; LIBLINEAR -s 4 with its defaults "
+               "(eps 0.1, no bias)",
+               "Seeds: the solver's default seed 1 (block order); LIBLINEAR uses its own "
+               "unseeded rand(), so its iterates and accuracy vary from run to run",
+               f"Times: {clock} seconds of this process, training alone (data loading and "
+               f"prediction excluded); up to {args.repeats} runs per point while they take "
+               f"less than {args.repeat_budget:g} s in all (median, min–max where repeated); "
+               "every tool on one thread (OpenMP/BLAS limited to 1)"])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=os.environ.get("BSVM_DATA"),
@@ -140,62 +204,14 @@ def main(argv=None):
     ap.add_argument("--no-paper", action="store_true",
                     help="skip part 2 (Wang & Scott: Walrus vs iterative without shrinking)")
     ap.add_argument("--wall", action="store_true", help="wall-clock instead of CPU times")
+    add_report_only(ap)
     args = ap.parse_args(argv)
-    if not args.data:
+    if not args.data and not args.report_only:
         sys.exit(DATA_UNSET)
-    global CLOCK
-    CLOCK = time.perf_counter if args.wall else time.process_time
-    folder = Path(args.data)
-    if args.quick:
-        plan = QUICK
-    else:
-        exps = [int(e) for e in args.log2c.split(",")] if args.log2c else LOG2C
-        plan = {s: exps for s in args.sets.split(",")}
-
-    peers, paper = [], []
-    for name, exps in plan.items():
-        try:
-            X, y, Xt, yt = load(folder, name)
-        except SystemExit as exc:           # a missing file: listed in the setting block
-            print(exc, file=sys.stderr)
-            continue
-        k = len(np.unique(y))
-        for e in exps:
-            C = 2.0 ** e
-            peers.append(measure_peers(args, name, k, e, X, y, Xt, yt))
-            if not args.no_paper:
-                paper.append(measure_paper(args, name, k, e, X, y, Xt, yt))
-
-    clock = "wall-clock" if args.wall else "CPU"
-    body = ["### -s ww against LIBLINEAR -s 4 (issue 19)", peer_table(peers, args, clock)]
-    figure = peer_figure(peers)
-    if figure:
-        body.append(figure)
-    body.append(peer_targets(peers))
-    if paper:
-        body += ["### Walrus vs the iterative subproblem solver (Wang & Scott 2021)",
-                 paper_table(paper, args, clock)]
-        figure = make_figure(paper)
-        if figure:
-            body.append(figure)
-        body.append(discussion(paper))
-    write_section(
-        "bench_ww", "Weston–Watkins SVM: -s ww vs LIBLINEAR -s 4, and Walrus vs the iterative "
-        "subproblem solver (Wang & Scott 2021)",
-        "\n\n".join(body),
-        datasets=[f for name in plan for f in SETS[name][:2]],
-        peers=("liblinear-official", "numpy", "scipy"),
-        extra=["Hyper-parameters: C = 2^e for e in "
-               + "; ".join(f"{name}: {', '.join(map(str, exps))}" for name, exps in plan.items())
-               + f"; δ = {args.eps:g} (relative duality gap); at most {args.max_iter} outer "
-               "iterations; no bias; mnist values / 255; LIBLINEAR -s 4 with its defaults "
-               "(eps 0.1, no bias)",
-               "Seeds: the solver's default seed 1 (block order); LIBLINEAR uses its own "
-               "unseeded rand(), so its iterates and accuracy vary from run to run",
-               f"Times: {clock} seconds of this process, training alone (data loading and "
-               f"prediction excluded); up to {args.repeats} runs per point while they take "
-               f"less than {args.repeat_budget:g} s in all (median, min–max where repeated); "
-               "every tool on one thread (OpenMP/BLAS limited to 1)"])
+    plan = QUICK if args.quick else {s: None for s in args.sets.split(",")}
+    run_bench("bench_ww", args, measure, report,
+              datasets=[f for name in plan for f in SETS[name][:2]],
+              peers=("liblinear-official", "numpy", "scipy"))
 
 
 def measure_peers(args, name, k, e, X, y, Xt, yt):

@@ -116,8 +116,8 @@ def build(quick, command):
         parts.append(f"- Sections from a {'full' if quick else 'quick'} run, kept from an "
                      f"earlier invocation: {', '.join(odd)}.")
     parts += [
-        "- Each section starts with the setting it was measured in (machine load when it was "
-        "written, versions, data-set checksums against the data MANIFEST.md, "
+        "- Each section starts with the setting it was measured in (machine load when its "
+        "measurement started, versions, data-set checksums against the data MANIFEST.md, "
         "hyper-parameters and seeds). Ratios compare tools measured in the same run; "
         "figures are drawn from the same measurements as the tables.",
         "",
