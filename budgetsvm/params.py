@@ -88,44 +88,56 @@ class TrainParams:
 DEFAULTS = TrainParams()
 
 
+def _number(value):
+    return f"{value:g}" if isinstance(value, numbers.Real) else repr(value)
+
+
 def _positive(name, value):
     if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-        raise ParameterError(f"{name} must be positive, got {value}")
+        raise ParameterError(f"{name} must be positive, got {_number(value)}")
+
+
+def _one_of(name, value, choices):
+    if value not in choices:
+        raise ParameterError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
 
 
 def check_params(p: TrainParams):
     """Raise ParameterError naming the option for the first invalid setting."""
-    solvers.get(p.solver)                 # ParameterError naming the solvers for another name
+    if p.solver not in solvers.names():
+        raise ParameterError(f"-s: unknown solver {p.solver!r}; use one of "
+                             f"{', '.join(solvers.names())}")
     _positive("-c", p.C)
     if p.n_threads is not None and not (isinstance(p.n_threads, numbers.Integral) and p.n_threads >= 1):
         raise ParameterError(f"-n must be a whole number of threads >= 1, got {p.n_threads}")
+    if not (isinstance(p.seed, numbers.Integral) and 0 <= p.seed <= 2**63 - 1):
+        raise ParameterError(f"--seed must be a whole number from 0 to 2^63-1, got {p.seed}")
     if p.eps is not None:
         _positive("-e", p.eps)
     if p.gamma is not None:
         _positive("-g", p.gamma)
     if p.kernel not in KERNELS:
-        raise ParameterError(f"-t: unknown kernel {p.kernel!r}")
+        hint = " (the precomputed kernel, -t 4, is not supported)" \
+            if str(p.kernel).lower() in ("4", "precomputed") else ""
+        raise ParameterError(f"-t: unknown kernel {p.kernel!r}{hint}; use 0-3 or "
+                             f"{', '.join(KERNELS)}")
     if p.degree < 0:
         raise ParameterError(f"-d must be non-negative, got {p.degree}")
     if not math.isfinite(p.bias):
         raise ParameterError(f"-B must be a finite number, got {p.bias}")
     for label, weight in p.class_weights.items():
         if not (math.isfinite(weight) and weight > 0):
-            raise ParameterError(f"-w{label:g} must be positive, got {weight}")
+            raise ParameterError(f"-w{label:g} must be positive, got {_number(weight)}")
     if p.max_iter < 0:
         raise ParameterError(f"--max-iter must be >= 0, got {p.max_iter}")
     if p.budget < 1:
         raise ParameterError(f"--budget must be >= 1, got {p.budget}")
     if p.epochs < 1:
         raise ParameterError(f"--epochs must be >= 1, got {p.epochs}")
-    if p.maintenance not in MAINTENANCE:
-        raise ParameterError(f"--maintenance must be one of {', '.join(MAINTENANCE)}")
-    if p.merge_search not in MERGE_SEARCH:
-        raise ParameterError(f"--merge-search must be one of {', '.join(MERGE_SEARCH)}")
-    if p.variant not in VARIANTS:
-        raise ParameterError(f"--variant must be one of {', '.join(VARIANTS)}")
-    if p.polish not in POLISH:
-        raise ParameterError(f"--polish must be one of {', '.join(POLISH)}, got {p.polish!r}")
+    _one_of("--maintenance", p.maintenance, MAINTENANCE)
+    _one_of("--merge-search", p.merge_search, MERGE_SEARCH)
+    _one_of("--variant", p.variant, VARIANTS)
+    _one_of("--polish", p.polish, POLISH)
     if p.eta is not None:
         _positive("--eta", p.eta)
     if p.radius is not None:
@@ -133,24 +145,20 @@ def check_params(p: TrainParams):
     if solvers.is_kernel(p.solver) and p.maintenance == "merge" and p.kernel != "rbf":
         raise ParameterError("--maintenance merge needs the RBF kernel (-t 2); "
                              "use --maintenance removal or projection with other kernels")
-    if p.loss not in ("l1", "l2"):
-        raise ParameterError(f"--loss must be l1 or l2, got {p.loss!r}")
-    if p.stop not in ("strict", "classic"):
-        raise ParameterError(f"--stop must be strict or classic, got {p.stop!r}")
-    if p.ww_subsolver not in ("walrus", "iterative"):
-        raise ParameterError("--ww-subsolver must be walrus or iterative")
-    if p.ww_shrink not in ("on", "none"):
-        raise ParameterError(f"--ww-shrink must be on or none, got {p.ww_shrink!r}")
-    if p.acf_shrink not in ("on", "none"):
-        raise ParameterError(f"--acf-shrink must be on or none, got {p.acf_shrink!r}")
+    _one_of("--loss", p.loss, LOSSES)
+    _one_of("--stop", p.stop, STOPS)
+    _one_of("--ww-subsolver", p.ww_subsolver, WW_SUBSOLVERS)
+    _one_of("--ww-shrink", p.ww_shrink, ON_NONE)
+    _one_of("--acf-shrink", p.acf_shrink, ON_NONE)
     _positive("--acf-c", p.acf_c)
     if p.acf_pmin is not None:
         _positive("--acf-pmin", p.acf_pmin)
         if p.acf_pmin > 1:
             raise ParameterError(f"--acf-pmin must be <= 1 (preferences start at 1), "
-                                 f"got {p.acf_pmin}")
+                                 f"got {_number(p.acf_pmin)}")
     if p.acf_pmax is not None and not (math.isfinite(p.acf_pmax) and p.acf_pmax >= 1):
-        raise ParameterError(f"--acf-pmax must be a finite number >= 1, got {p.acf_pmax}")
+        raise ParameterError(f"--acf-pmax must be a finite number >= 1, "
+                             f"got {_number(p.acf_pmax)}")
 
 
 # The option table (issue 17 item 3): for every training option its flags, type, default, help
