@@ -103,7 +103,9 @@ def _one_of(name, value, choices):
 
 
 def check_params(p: TrainParams):
-    """Raise ParameterError naming the option for the first invalid setting."""
+    """Raise ParameterError naming the option for the first invalid setting. The only check of
+    the values: bsvm-train's and bsvm-grid's options are parsed (types, the choices of OPTIONS)
+    but checked here, as the estimators' parameters are."""
     if p.solver not in solvers.names():
         raise ParameterError(f"-s: unknown solver {p.solver!r}; use one of "
                              f"{', '.join(solvers.names())}")
@@ -162,8 +164,11 @@ def check_params(p: TrainParams):
 
 
 # The option table (issue 17 item 3): for every training option its flags, type, default, help
-# and the solvers that read it (issue 20 item 2): an option given on the command line that the
-# solver does not read gets a one-line notice; a contradiction is a usage error.
+# and the solvers that read it. bsvm-train's click options (budgetsvm/cli/train.py, whose
+# training options bsvm-grid passes through) are built from it, the estimators' defaults are
+# TrainParams' (DEFAULTS), and check_params above is the only check of the values. The table
+# also says which solver reads which option (issue 20 item 2): an option given on the command
+# line that the solver does not read gets a one-line notice; a contradiction is a usage error.
 # The keys are the names under which bsvm-train parses the options: TrainParams fields where
 # there is one, else the command's own options (-v, -q, --format...), which bsvm-train declares
 # itself and which are listed here (type None) for the notices only.
