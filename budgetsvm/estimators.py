@@ -393,11 +393,11 @@ class BudgetSVC(_BudgetSVMBase):
 
     _ESTIMATOR = "BudgetSVC"
 
-    # defaults: TrainParams' (budgetsvm/params.py), the ones bsvm-train has
-    def __init__(self, solver="bsgd", C=_D.C, kernel=_D.kernel, gamma=None, degree=_D.degree,
-                 coef0=_D.coef0, budget=_D.budget, epochs=_D.epochs, maintenance=_D.maintenance,
-                 merge_search=_D.merge_search, variant=_D.variant, eta=None, radius=None,
-                 polish=_D.polish, coalesce=None,
+    # defaults: TrainParams' (budgetsvm/params.py, DEFAULTS), the ones bsvm-train has
+    def __init__(self, solver=_D.solver, C=_D.C, kernel=_D.kernel, gamma=_D.gamma,
+                 degree=_D.degree, coef0=_D.coef0, budget=_D.budget, epochs=_D.epochs,
+                 maintenance=_D.maintenance, merge_search=_D.merge_search, variant=_D.variant,
+                 eta=_D.eta, radius=_D.radius, polish=_D.polish, coalesce=_D.coalesce,
                  class_weight=None, random_state=None, probability=False, n_jobs=None):
         self.solver = solver
         self.C = C
@@ -442,7 +442,7 @@ class LinearSVC(_BudgetSVMBase):
 
     _ESTIMATOR = "LinearSVC"
 
-    def __init__(self, solver="dcd", C=_D.C, loss=_D.loss, tol=None, max_iter=_D.max_iter,
+    def __init__(self, solver="dcd", C=_D.C, loss=_D.loss, tol=_D.eps, max_iter=_D.max_iter,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None,
                  random_state=None, probability=False, n_jobs=None):
         self.solver = solver
@@ -499,7 +499,7 @@ class WWLinearSVC(_BudgetSVMBase):
 
     _ESTIMATOR = "WWLinearSVC"
 
-    def __init__(self, solver="ww", C=_D.C, tol=None, max_iter=_D.max_iter, bias=1.0,
+    def __init__(self, solver="ww", C=_D.C, tol=_D.eps, max_iter=_D.max_iter, bias=1.0,
                  subsolver=_D.ww_subsolver, class_weight=None, random_state=None, probability=False,
                  n_jobs=None):
         self.solver = solver

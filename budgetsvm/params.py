@@ -15,7 +15,10 @@ VARIANTS = ("pegasos", "norma", "mp")
 # What bsgd/bsca do after their epochs: refit coefficients and a bias on the support vectors
 # (budgetsvm/refit.py), or keep the last iterate as the papers do.
 POLISH = ("refit", "none")
-
+LOSSES = ("l1", "l2")                 # dcd/acf: hinge (l1) or squared hinge (l2)
+STOPS = ("strict", "classic")         # dcd's stopping test
+WW_SUBSOLVERS = ("walrus", "iterative")
+ON_NONE = ("on", "none")              # --acf-shrink, --ww-shrink
 
 
 @dataclasses.dataclass
@@ -85,44 +88,58 @@ class TrainParams:
 DEFAULTS = TrainParams()
 
 
+def _number(value):
+    return f"{value:g}" if isinstance(value, numbers.Real) else repr(value)
+
+
 def _positive(name, value):
     if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-        raise ParameterError(f"{name} must be positive, got {value}")
+        raise ParameterError(f"{name} must be positive, got {_number(value)}")
+
+
+def _one_of(name, value, choices):
+    if value not in choices:
+        raise ParameterError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
 
 
 def check_params(p: TrainParams):
-    """Raise ParameterError naming the option for the first invalid setting."""
-    solvers.get(p.solver)                 # ParameterError naming the solvers for another name
+    """Raise ParameterError naming the option for the first invalid setting. The only check of
+    the values: bsvm-train's and bsvm-grid's options are parsed (types, the choices of OPTIONS)
+    but checked here, as the estimators' parameters are."""
+    if p.solver not in solvers.names():
+        raise ParameterError(f"-s: unknown solver {p.solver!r}; use one of "
+                             f"{', '.join(solvers.names())}")
     _positive("-c", p.C)
     if p.n_threads is not None and not (isinstance(p.n_threads, numbers.Integral) and p.n_threads >= 1):
         raise ParameterError(f"-n must be a whole number of threads >= 1, got {p.n_threads}")
+    if not (isinstance(p.seed, numbers.Integral) and 0 <= p.seed <= 2**63 - 1):
+        raise ParameterError(f"--seed must be a whole number from 0 to 2^63-1, got {p.seed}")
     if p.eps is not None:
         _positive("-e", p.eps)
     if p.gamma is not None:
         _positive("-g", p.gamma)
     if p.kernel not in KERNELS:
-        raise ParameterError(f"-t: unknown kernel {p.kernel!r}")
+        hint = " (the precomputed kernel, -t 4, is not supported)" \
+            if str(p.kernel).lower() in ("4", "precomputed") else ""
+        raise ParameterError(f"-t: unknown kernel {p.kernel!r}{hint}; use 0-3 or "
+                             f"{', '.join(KERNELS)}")
     if p.degree < 0:
         raise ParameterError(f"-d must be non-negative, got {p.degree}")
     if not math.isfinite(p.bias):
         raise ParameterError(f"-B must be a finite number, got {p.bias}")
     for label, weight in p.class_weights.items():
         if not (math.isfinite(weight) and weight > 0):
-            raise ParameterError(f"-w{label:g} must be positive, got {weight}")
+            raise ParameterError(f"-w{label:g} must be positive, got {_number(weight)}")
     if p.max_iter < 0:
         raise ParameterError(f"--max-iter must be >= 0, got {p.max_iter}")
     if p.budget < 1:
         raise ParameterError(f"--budget must be >= 1, got {p.budget}")
     if p.epochs < 1:
         raise ParameterError(f"--epochs must be >= 1, got {p.epochs}")
-    if p.maintenance not in MAINTENANCE:
-        raise ParameterError(f"--maintenance must be one of {', '.join(MAINTENANCE)}")
-    if p.merge_search not in MERGE_SEARCH:
-        raise ParameterError(f"--merge-search must be one of {', '.join(MERGE_SEARCH)}")
-    if p.variant not in VARIANTS:
-        raise ParameterError(f"--variant must be one of {', '.join(VARIANTS)}")
-    if p.polish not in POLISH:
-        raise ParameterError(f"--polish must be one of {', '.join(POLISH)}, got {p.polish!r}")
+    _one_of("--maintenance", p.maintenance, MAINTENANCE)
+    _one_of("--merge-search", p.merge_search, MERGE_SEARCH)
+    _one_of("--variant", p.variant, VARIANTS)
+    _one_of("--polish", p.polish, POLISH)
     if p.eta is not None:
         _positive("--eta", p.eta)
     if p.radius is not None:
@@ -130,41 +147,60 @@ def check_params(p: TrainParams):
     if solvers.is_kernel(p.solver) and p.maintenance == "merge" and p.kernel != "rbf":
         raise ParameterError("--maintenance merge needs the RBF kernel (-t 2); "
                              "use --maintenance removal or projection with other kernels")
-    if p.loss not in ("l1", "l2"):
-        raise ParameterError(f"--loss must be l1 or l2, got {p.loss!r}")
-    if p.stop not in ("strict", "classic"):
-        raise ParameterError(f"--stop must be strict or classic, got {p.stop!r}")
-    if p.ww_subsolver not in ("walrus", "iterative"):
-        raise ParameterError("--ww-subsolver must be walrus or iterative")
-    if p.ww_shrink not in ("on", "none"):
-        raise ParameterError(f"--ww-shrink must be on or none, got {p.ww_shrink!r}")
-    if p.acf_shrink not in ("on", "none"):
-        raise ParameterError(f"--acf-shrink must be on or none, got {p.acf_shrink!r}")
+    _one_of("--loss", p.loss, LOSSES)
+    _one_of("--stop", p.stop, STOPS)
+    _one_of("--ww-subsolver", p.ww_subsolver, WW_SUBSOLVERS)
+    _one_of("--ww-shrink", p.ww_shrink, ON_NONE)
+    _one_of("--acf-shrink", p.acf_shrink, ON_NONE)
     _positive("--acf-c", p.acf_c)
     if p.acf_pmin is not None:
         _positive("--acf-pmin", p.acf_pmin)
         if p.acf_pmin > 1:
             raise ParameterError(f"--acf-pmin must be <= 1 (preferences start at 1), "
-                                 f"got {p.acf_pmin}")
+                                 f"got {_number(p.acf_pmin)}")
     if p.acf_pmax is not None and not (math.isfinite(p.acf_pmax) and p.acf_pmax >= 1):
-        raise ParameterError(f"--acf-pmax must be a finite number >= 1, got {p.acf_pmax}")
+        raise ParameterError(f"--acf-pmax must be a finite number >= 1, "
+                             f"got {_number(p.acf_pmax)}")
 
 
-# Which solver reads which option (issue 20 item 2). An option given on the command line that
-# the solver does not read gets a one-line notice; a contradiction is a usage error. The keys
-# are the names under which bsvm-train parses the options (TrainParams fields where there is
-# one); bsvm-grid passes the training options through and applies the same table.
+# The option table (issue 17 item 3): for every training option its flags, type, default, help
+# and the solvers that read it. bsvm-train's click options (budgetsvm/cli/train.py, whose
+# training options bsvm-grid passes through) are built from it, the estimators' defaults are
+# TrainParams' (DEFAULTS), and check_params above is the only check of the values. The table
+# also says which solver reads which option (issue 20 item 2): an option given on the command
+# line that the solver does not read gets a one-line notice; a contradiction is a usage error.
+# The keys are the names under which bsvm-train parses the options: TrainParams fields where
+# there is one, else the command's own options (-v, -q, --format...), which bsvm-train declares
+# itself and which are listed here (type None) for the notices only.
 @dataclasses.dataclass(frozen=True)
-class OptionUse:
+class Option:
+    name: str                          # the TrainParams field (or bsvm-train's parameter name)
     flags: tuple                       # as the user types them (the first is named in messages)
     # the solvers that read it: names, "all" / "kernel" / "linear" for every registered solver
     # (of that kind, budgetsvm/solvers.py), or a test of a SolverSpec, so that a solver added to
     # the registry is covered
     readers: object
+    # the value's type, from which the command line builds its parser: float, int, str, bool
+    # (one flag: LIBSVM's 0/1 value; two: a --x/--no-x switch), dict (repeated LABEL WEIGHT
+    # pairs) or a tuple of the accepted values; None: an option bsvm-train declares itself
+    type: object = None
+    help: str = ""                     # the --help text; "{solvers}": the registered solvers
+    metavar: str | None = None
+    aliases: dict | None = None        # other spellings of the values (-t 2 for rbf); any case
+    show_default: bool = True          # add [default: ...] to the help (when it is not None)
+    hidden: bool = False
     when: object = None                # values -> bool: read only then (by those solvers)
     needs: str = ""                    # what `when` asks for, in words (--variant norma or mp)
     contradiction: object = None       # (solver, values) -> bool: a usage error, not a notice
     reason: str = ""                   # why nobody reads it (-m)
+
+    @property
+    def default(self):
+        """TrainParams' default (DEFAULTS), None for an option that is not a field."""
+        return getattr(DEFAULTS, self.name, None)
+
+    def help_text(self):
+        return self.help.replace("{solvers}", ", ".join(solvers.names()))
 
     @property
     def solvers(self):
@@ -199,56 +235,97 @@ def _always(solver, values):
     return True
 
 
-OPTION_USE = {
-    "solver": OptionUse(("-s",), _ALL),
-    "kernel": OptionUse(("-t",), _KERNEL, contradiction=_kernel_contradiction),
-    "C": OptionUse(("-c",), _ALL),
-    "gamma": OptionUse(("-g",), _KERNEL),
-    "degree": OptionUse(("-d",), _KERNEL),
-    "coef0": OptionUse(("-r",), _KERNEL),
-    "eps": OptionUse(("-e",), _LINEAR),
-    "bias": OptionUse(("-B",), _LINEAR),
-    "shrinking": OptionUse(("-h",), ("dcd",)),
-    "cache_mb": OptionUse(("-m",), (), reason="budgetsvm keeps no kernel cache"),
-    "class_weights": OptionUse(("--class-weight", "-wLABEL"), _ALL),
-    "seed": OptionUse(("--seed",), _ALL),
-    "n_threads": OptionUse(("-n",), _ALL),
-    "max_iter": OptionUse(("--max-iter",), _LINEAR),
-    "loss": OptionUse(("--loss",), ("dcd", "acf")),
-    "stop": OptionUse(("--stop",), ("dcd",)),
-    "budget": OptionUse(("--budget",), _KERNEL),
-    "epochs": OptionUse(("--epochs",), _KERNEL),
-    "maintenance": OptionUse(("--maintenance",), _KERNEL),
-    "merge_search": OptionUse(("--merge-search",), _KERNEL,
-                              when=lambda v: v.get("maintenance", "merge") == "merge",
-                              needs="--maintenance merge"),
-    "variant": OptionUse(("--variant",), ("bsgd",)),
-    "coalesce": OptionUse(("--coalesce", "--no-coalesce"), _KERNEL),
-    "polish": OptionUse(("--polish",), _KERNEL),
-    "eta": OptionUse(("--eta",), ("bsgd",), when=lambda v: v.get("variant") in ("norma", "mp"),
-                     needs="--variant norma or mp"),
-    "radius": OptionUse(("--radius",), ("bsgd",), when=lambda v: v.get("variant") == "mp",
-                        needs="--variant mp"),
-    "acf_c": OptionUse(("--acf-c",), ("acf",)),
-    "acf_pmin": OptionUse(("--acf-pmin",), ("acf",)),
-    "acf_pmax": OptionUse(("--acf-pmax",), ("acf",)),
-    "acf_shrink": OptionUse(("--acf-shrink",), ("acf",)),
-    "ww_subsolver": OptionUse(("--ww-subsolver",), ("ww",)),
-    "ww_shrink": OptionUse(("--ww-shrink",), ("ww",)),
-    # bsvm-train's options that do not define the model
-    "folds": OptionUse(("-v",), _ALL),
-    "quiet": OptionUse(("-q",), _ALL),
-    "stats": OptionUse(("--stats",), ("dcd", "acf")),
-    "probability": OptionUse(("-b",), _ALL),
-    "model_format": OptionUse(("--format",), _ALL),
-    "zero_based": OptionUse(("--zero-based",), _ALL),
-    "monitor_file": OptionUse(("--monitor",), _monitorable, contradiction=_always),
-    "monitor_test_file": OptionUse(("--monitor-test",), _monitorable, contradiction=_always),
-    "stream": OptionUse(("--stream",), _streamable, contradiction=_always),
-    "stream_buffer": OptionUse(("--stream-buffer",), _streamable,
-                               when=lambda v: bool(v.get("stream")), needs="--stream"),
-    "help": OptionUse(("--help",), _ALL),
-}
+# LIBSVM's -t numbers, and the long name of the polynomial kernel
+KERNEL_ALIASES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid", "polynomial": "poly"}
+
+# In bsvm-train's --help order; the notices come in this order too.
+OPTIONS = {o.name: o for o in (
+    Option("solver", ("-s",), _ALL, str, metavar="NAME", show_default=False,
+           help="solver: {solvers} (names only; default bsgd with the RBF kernel)"),
+    Option("kernel", ("-t",), _KERNEL, KERNELS, aliases=KERNEL_ALIASES, metavar="TYPE",
+           show_default=False, contradiction=_kernel_contradiction,
+           help="kernel: 0/linear, 1/poly, 2/rbf (default), 3/sigmoid"),
+    Option("C", ("-c",), _ALL, float, help="cost C (LIBSVM meaning)"),
+    Option("gamma", ("-g",), _KERNEL, float, help="kernel gamma [default 1/num_features]"),
+    Option("degree", ("-d",), _KERNEL, int, help="polynomial degree"),
+    Option("coef0", ("-r",), _KERNEL, float, help="kernel coef0"),
+    Option("eps", ("-e",), _LINEAR, float,
+           help="stopping tolerance [dcd/acf 0.1, ww 0.0009 relative gap]"),
+    Option("bias", ("-B",), _LINEAR, float,
+           help="linear solvers: append a constant feature of this value if >= 0 (LIBLINEAR)"),
+    Option("shrinking", ("-h",), ("dcd",), bool, show_default=False,
+           help="shrinking heuristics for dcd (1 = on)"),
+    Option("cache_mb", ("-m",), (), float, hidden=True, reason="budgetsvm keeps no kernel cache"),
+    Option("class_weights", ("--class-weight", "-wLABEL"), _ALL, dict, metavar="LABEL WEIGHT",
+           help="C of class LABEL becomes WEIGHT*C; repeat it for more classes"),
+    Option("seed", ("--seed",), _ALL, int,
+           help="random seed, 0 to 2^63-1 (same seed, data and options give the same model)"),
+    Option("n_threads", ("-n",), _ALL, int, metavar="THREADS",
+           help="worker threads (>= 1) for the independent parts (one-vs-rest models, folds, "
+                "refits, prediction blocks) [default: the cores available]; the model does "
+                "not depend on it"),
+    Option("max_iter", ("--max-iter",), _LINEAR, int,
+           help="linear solvers: maximum outer iterations (0 = unlimited)"),
+    Option("loss", ("--loss",), ("dcd", "acf"), LOSSES,
+           help="dcd/acf: hinge (l1, LIBLINEAR -s 3) or squared hinge (l2, -s 1)"),
+    Option("stop", ("--stop",), ("dcd",), STOPS,
+           help="dcd stopping test: LIBLINEAR >= 2.42 (strict) or classic"),
+    Option("budget", ("--budget",), _KERNEL, int,
+           help="bsgd/bsca: maximum number of support vectors"),
+    Option("epochs", ("--epochs",), _KERNEL, int, help="bsgd/bsca: passes over the data"),
+    Option("maintenance", ("--maintenance",), _KERNEL, MAINTENANCE,
+           help="bsgd/bsca: budget maintenance"),
+    Option("merge_search", ("--merge-search",), _KERNEL, MERGE_SEARCH,
+           when=lambda v: v.get("maintenance", "merge") == "merge", needs="--maintenance merge",
+           help="bsgd/bsca: how merging finds its partner (lookup-*: binary merges; "
+                "multi-class BSGD merges always use gss)"),
+    Option("variant", ("--variant",), ("bsgd",), VARIANTS, help="bsgd: learning-rate variant"),
+    Option("coalesce", ("--coalesce", "--no-coalesce"), _KERNEL, bool,
+           help="bsgd/bsca: add a repeated insertion of a training row to its stored slot "
+                "instead of taking a new one, so that the budget counts distinct vectors [on; "
+                "off with --polish none, which reproduces the papers]"),
+    Option("polish", ("--polish",), _KERNEL, POLISH,
+           help="bsgd/bsca: after the epochs, refit the coefficients and a bias on the support "
+                "vectors (refit) or keep the last iterate, as the papers (none)"),
+    Option("eta", ("--eta",), ("bsgd",), float, metavar="ETA",
+           when=lambda v: v.get("variant") in ("norma", "mp"), needs="--variant norma or mp",
+           help="bsgd --variant norma/mp: learning-rate constant (norma: ETA/sqrt(t) at step t; "
+                "mp: ETA) [default 1]"),
+    Option("radius", ("--radius",), ("bsgd",), float, metavar="U",
+           when=lambda v: v.get("variant") == "mp", needs="--variant mp",
+           help="bsgd --variant mp: radius of the ball the weight vector is projected onto "
+                "after every step [default 1]"),
+    Option("acf_c", ("--acf-c",), ("acf",), float,
+           help="acf: preference change rate c (Glasmachers & Dogan 2013)"),
+    Option("acf_pmin", ("--acf-pmin",), ("acf",), float,
+           help="acf: smallest coordinate preference [0.1; --acf-shrink none: 0.05]"),
+    Option("acf_pmax", ("--acf-pmax",), ("acf",), float,
+           help="acf: largest coordinate preference [10; --acf-shrink none: 20]"),
+    Option("acf_shrink", ("--acf-shrink",), ("acf",), ON_NONE,
+           help="acf: shrink rows stuck at a bound (on), or the algorithm of Glasmachers & "
+                "Dogan (2013) as published (none)"),
+    Option("ww_subsolver", ("--ww-subsolver",), ("ww",), WW_SUBSOLVERS,
+           help="ww: block subproblem solver, exact (walrus) or Shark-style greedy coordinate "
+                "steps (iterative)"),
+    Option("ww_shrink", ("--ww-shrink",), ("ww",), ON_NONE,
+           help="ww: shrink (point, class) pairs stuck at a bound (on), or the algorithm of "
+                "Wang & Scott (2021) as published (none)"),
+    # bsvm-train's options that do not define the model (declared in budgetsvm/cli/train.py)
+    Option("folds", ("-v",), _ALL),
+    Option("quiet", ("-q",), _ALL),
+    Option("stats", ("--stats",), ("dcd", "acf")),
+    Option("probability", ("-b",), _ALL),
+    Option("model_format", ("--format",), _ALL),
+    Option("zero_based", ("--zero-based",), _ALL),
+    Option("monitor_file", ("--monitor",), _monitorable, contradiction=_always),
+    Option("monitor_test_file", ("--monitor-test",), _monitorable, contradiction=_always),
+    Option("stream", ("--stream",), _streamable, contradiction=_always),
+    Option("stream_buffer", ("--stream-buffer",), _streamable,
+           when=lambda v: bool(v.get("stream")), needs="--stream"),
+    Option("help", ("--help",), _ALL),
+)}
+# TrainParams fields that are no bsvm-train option (the Python API's only)
+API_ONLY = ("ww_gap",)
 
 
 def _flag(use, value):
@@ -258,12 +335,12 @@ def _flag(use, value):
 
 
 def option_notices(solver, values, given):
-    """The notice lines for the options in ``given`` (the names, as in OPTION_USE, of the options
+    """The notice lines for the options in ``given`` (the names, as in OPTIONS, of the options
     typed on the command line: defaults never count) that solver ``solver`` does not read;
     values: name -> parsed value of every option. Raises ParameterError for a contradiction
     (a kernel with a linear solver; an option available for other solvers only)."""
     lines = []
-    for name, use in OPTION_USE.items():
+    for name, use in OPTIONS.items():
         if name not in given:
             continue
         value = values.get(name)

@@ -1,7 +1,7 @@
 """Options a solver does not read (issue 20 item 2): a one-line notice, and the model is
 byte-identical to the one trained without the option (the oracle that the option really is
 ignored); options it reads give no notice and change the model; a kernel with a linear solver
-is a usage error. Driven by budgetsvm.params.OPTION_USE, which must cover every option."""
+is a usage error. Driven by budgetsvm.params.OPTIONS, which must cover every option."""
 import re
 import subprocess
 import sys
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from budgetsvm.params import OPTION_USE
+from budgetsvm.params import OPTIONS
 from budgetsvm.solvers import names as solver_names
 
 SOLVERS = solver_names()
@@ -63,21 +63,21 @@ def baseline(tmp_path, solver, *args):
 
 
 def ignored_cases():
-    for name, use in OPTION_USE.items():
+    for name, use in OPTIONS.items():
         for solver in SOLVERS:
             if name in SAMPLE and solver not in use.solvers:     # -t 0: linear, no contradiction
                 yield solver, name
 
 
 def read_cases():
-    for name, use in OPTION_USE.items():
+    for name, use in OPTIONS.items():
         for solver in use.solvers:
             if name not in NOT_MODEL:
                 yield solver, name
 
 
 def test_every_option_has_a_sample():
-    assert set(OPTION_USE) - set(SAMPLE) <= NOT_MODEL
+    assert set(OPTIONS) - set(SAMPLE) <= NOT_MODEL
 
 
 @pytest.mark.parametrize("solver,name", list(ignored_cases()))
@@ -87,7 +87,7 @@ def test_ignored_option_gives_one_notice_and_the_same_model(tmp_path, solver, na
     assert r.returncode == 0, r.stderr
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("notice: "), r.stderr
-    flag = OPTION_USE[name].flags[-1 if name == "coalesce" else 0]
+    flag = OPTIONS[name].flags[-1 if name == "coalesce" else 0]
     assert f" {flag} " in lines[0] and f"-s {solver}" in lines[0]
     assert model == base_model
 
@@ -115,8 +115,8 @@ def test_option_read_only_under_a_condition(tmp_path, name, solver, without):
     r, model = train(tmp_path, solver, *without, *SAMPLE[name])
     assert r.returncode == 0 and model == base_model
     assert r.stderr.splitlines() == [
-        f"notice: {OPTION_USE[name].flags[0]} has no effect with -s {solver} without "
-        f"{OPTION_USE[name].needs}"]
+        f"notice: {OPTIONS[name].flags[0]} has no effect with -s {solver} without "
+        f"{OPTIONS[name].needs}"]
 
 
 def test_defaults_never_give_a_notice(tmp_path):
@@ -165,11 +165,11 @@ def test_table_covers_every_option_of_help():
     assert len(shown) > 40
     declared = {flag for param in command.params
                 for flag in (*param.opts, *param.secondary_opts) if flag.startswith("-")}
-    flags = {flag for use in OPTION_USE.values() for flag in use.flags}
+    flags = {flag for use in OPTIONS.values() for flag in use.flags}
     assert shown - flags == set()
     assert declared - flags == set()
     assert {param.name for param in command.params if param.opts[0].startswith("-")} \
-        <= set(OPTION_USE)
+        <= set(OPTIONS)
 
 
 def test_grid_applies_the_same_table(tmp_path):

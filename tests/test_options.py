@@ -257,3 +257,52 @@ def test_defaults_live_in_one_place():
             if key in fields and p.default is not None and key != "solver" and \
                     (cls is not WWLinearSVC or key != "bias"):
                 assert p.default == fields[key], (cls.__name__, name)
+
+
+def test_the_table_has_every_training_parameter():
+    # every TrainParams field is an option of the table (bsvm-train's parser is built from it),
+    # except the ones the table names as the Python API's only
+    import dataclasses
+
+    from budgetsvm.cli.train import command
+    from budgetsvm.params import API_ONLY, OPTIONS, TrainParams
+    fields = {f.name for f in dataclasses.fields(TrainParams)}
+    assert fields - set(OPTIONS) == set(API_ONLY)
+    declared = {param.name: param for param in command.params}
+    for name in fields - set(API_ONLY):
+        assert OPTIONS[name].type is not None and name in declared, name
+        assert OPTIONS[name].flags[0] in declared[name].opts, name
+
+
+# A bad value of every checked option, as typed.
+BAD_VALUES = [("C", "-c", "0"), ("C", "-c", "-1"), ("gamma", "-g", "0"), ("eps", "-e", "0"),
+              ("degree", "-d", "-1"), ("seed", "--seed", "-1"),
+              ("seed", "--seed", str(2**63)), ("n_threads", "-n", "0"),
+              ("max_iter", "--max-iter", "-1"), ("budget", "--budget", "0"),
+              ("epochs", "--epochs", "0"), ("eta", "--eta", "nan"), ("radius", "--radius", "0"),
+              ("acf_c", "--acf-c", "0"), ("acf_pmin", "--acf-pmin", "2"),
+              ("acf_pmax", "--acf-pmax", "0.5"), ("kernel", "-t", "9"), ("kernel", "-t", "4"),
+              ("solver", "-s", "nosuch")]
+
+
+@pytest.mark.parametrize("field,flag,text", BAD_VALUES)
+def test_check_params_is_the_only_check_of_a_value(tmp_path, capsys, field, flag, text):
+    # The oracle: check_params' message for the same value in TrainParams. bsvm-train and
+    # bsvm-grid's pass-through say exactly that (one line, exit 2), naming the flag as typed.
+    from budgetsvm.cli import grid as cli_grid
+    from budgetsvm.cli import train as cli_train
+    from budgetsvm.errors import ParameterError
+    from budgetsvm.params import OPTIONS, TrainParams, check_params
+    kind = OPTIONS[field].type
+    value = kind(text) if kind in (int, float) else text
+    with pytest.raises(ParameterError) as expected:
+        check_params(TrainParams(**{field: value}))
+    assert str(expected.value).startswith(flag)
+    with pytest.raises(SystemExit) as status:
+        cli_train.main([flag, text, str(HEART), str(tmp_path / "m")])
+    assert status.value.code == 2
+    assert capsys.readouterr().err == f"Usage error: {expected.value}\n"
+    assert not (tmp_path / "m").exists()
+    with pytest.raises(ParameterError) as grid_error:
+        cli_grid.training_params([flag, text])
+    assert str(grid_error.value) == str(expected.value)

@@ -137,17 +137,12 @@ def _training_parser():
 def training_params(passthrough):
     """TrainParams from pass-through bsvm-train options (bsvm-train's own parser and checks)."""
     from budgetsvm.cli.train import given_options, params_from_options
-    from budgetsvm.params import TrainParams, option_notices
+    from budgetsvm.params import option_notices
     command = _training_parser()
     with command.make_context("bsvm-grid", list(passthrough)) as ctx:
-        options = dict(ctx.params)
-        values, given = given_options(ctx)
-        notices = option_notices(options.get("solver") or TrainParams.solver, values, given)
-    if options.get("solver") is None:
-        options.pop("solver", None)            # bsvm-train's default solver
-    if options.get("cache_mb") is not None:
-        options["cache_mb"] = None             # no kernel cache: nothing to pass on
-    return params_from_options(options), notices
+        params = params_from_options(ctx.params)
+        notices = option_notices(params.solver, *given_options(ctx))
+    return params, notices
 
 
 def parse_arguments(argv):

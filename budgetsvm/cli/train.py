@@ -1,4 +1,5 @@
 """bsvm-train [options] training_file [model_file] — LIBSVM/LIBLINEAR letters, click parsing."""
+import dataclasses
 import os
 
 import click
@@ -7,16 +8,10 @@ import numpy as np
 from budgetsvm import io, model_io, solvers, threads
 from budgetsvm.fileio import atomic_output, check_output_path
 from budgetsvm.cli.common import info, run
-from budgetsvm.params import (DEFAULTS, KERNELS, MAINTENANCE, MERGE_SEARCH, POLISH, VARIANTS,
-                              TrainParams, check_params, option_notices)
+from budgetsvm.params import OPTIONS, TrainParams, check_params, option_notices
 from budgetsvm.progress import task_progress
 from budgetsvm.train import (cross_validation, largest_value, progress_total, scale_notice,
                              small_classes, summary_lines, train)
-
-KERNEL_CODES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
-KERNEL_NAMES = {"linear": "linear", "poly": "poly", "polynomial": "poly", "rbf": "rbf",
-                "sigmoid": "sigmoid"}
-
 
 # LIBSVM's (svm-train) and LIBLINEAR's (train) -s numbers: (what it is, the solver to use).
 LIBSVM_NUMBERS = {
@@ -50,25 +45,10 @@ def solver_number_hint(value):
 
 
 def _solver(ctx, param, value):
-    if value is None:
-        return None
-    if value.lstrip("-").isdigit():
+    # LIBSVM's and LIBLINEAR's -s numbers get a hint; other names are checked by check_params
+    if value is not None and value.lstrip("-").isdigit():
         raise click.BadParameter(solver_number_hint(value.lstrip("+")))
-    if value not in solvers.names():
-        raise click.BadParameter(f"unknown solver {value!r}; use one of "
-                                 f"{', '.join(solvers.names())}")
     return value
-
-
-def _kernel(ctx, param, value):
-    if value is None:
-        return None
-    kind = KERNEL_CODES.get(value) or KERNEL_NAMES.get(value.lower())
-    if kind is None:
-        hint = " (the precomputed kernel, -t 4, is not supported)" if value == "4" else ""
-        raise click.BadParameter(f"unknown kernel {value!r}{hint}; use 0-3 or "
-                                 f"{', '.join(KERNELS)}")
-    return kind
 
 
 def _positive(ctx, param, value):
@@ -94,95 +74,53 @@ class _ClassWeightOption(click.Option):
         return f"-wLABEL WEIGHT, {names}", text
 
 
-_TRAINING_OPTIONS = [
-    click.option("-s", "solver", callback=_solver, metavar="NAME",
-                  help=f"solver: {', '.join(solvers.names())} (names only; default bsgd with "
-                       "the RBF kernel)"),
-    click.option("-t", "kernel", callback=_kernel, metavar="TYPE",
-                  help="kernel: 0/linear, 1/poly, 2/rbf (default), 3/sigmoid"),
-    click.option("-c", "C", type=float, default=DEFAULTS.C, show_default=True, callback=_positive,
-                  help="cost C (LIBSVM meaning)"),
-    click.option("-g", "gamma", type=float, callback=_positive,
-                  help="kernel gamma [default 1/num_features]"),
-    click.option("-d", "degree", type=int, default=DEFAULTS.degree,
-                  show_default=True, callback=_at_least(0),
-                  help="polynomial degree"),
-    click.option("-r", "coef0", type=float, default=DEFAULTS.coef0,
-                  show_default=True, help="kernel coef0"),
-    click.option("-e", "eps", type=float, callback=_positive,
-                  help="stopping tolerance [dcd/acf 0.1, ww 0.0009 relative gap]"),
-    click.option("-B", "bias", type=float, default=DEFAULTS.bias, show_default=True,
-                  help="linear solvers: append a constant feature of this value if >= 0 (LIBLINEAR)"),
-    click.option("-h", "shrinking", type=click.Choice(["0", "1"]), default="1",
-                  help="shrinking heuristics for dcd (1 = on)"),
-    click.option("-m", "cache_mb", type=float, hidden=True),
-    click.option("--class-weight", "class_weights", type=(float, float), multiple=True,
-                  metavar="LABEL WEIGHT", cls=_ClassWeightOption,
-                  help="C of class LABEL becomes WEIGHT*C; repeat it for more classes"),
-    click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=DEFAULTS.seed,
-                  show_default=True,
-                  help="random seed (same seed, data and options give the same model)"),
-    click.option("-n", "n_threads", type=click.IntRange(min=1), metavar="THREADS",
-                  help="worker threads for the independent parts (one-vs-rest models, folds, "
-                       "refits, prediction blocks) [default: the cores available]; the model "
-                       "does not depend on it"),
-    click.option("--max-iter", type=int, default=DEFAULTS.max_iter,
-                  show_default=True, callback=_at_least(0),
-                  help="linear solvers: maximum outer iterations (0 = unlimited)"),
-    click.option("--loss", type=click.Choice(["l1", "l2"]), default=DEFAULTS.loss,
-                  show_default=True,
-                  help="dcd/acf: hinge (l1, LIBLINEAR -s 3) or squared hinge (l2, -s 1)"),
-    click.option("--stop", type=click.Choice(["strict", "classic"]), default=DEFAULTS.stop,
-                  show_default=True, help="dcd stopping test: LIBLINEAR >= 2.42 (strict) or classic"),
-    click.option("--budget", type=int, default=DEFAULTS.budget,
-                  show_default=True, callback=_at_least(1),
-                  help="bsgd/bsca: maximum number of support vectors"),
-    click.option("--epochs", type=int, default=DEFAULTS.epochs,
-                  show_default=True, callback=_at_least(1),
-                  help="bsgd/bsca: passes over the data"),
-    click.option("--maintenance", type=click.Choice(MAINTENANCE), default=DEFAULTS.maintenance,
-                  show_default=True, help="bsgd/bsca: budget maintenance"),
-    click.option("--merge-search", type=click.Choice(MERGE_SEARCH), default=DEFAULTS.merge_search,
-                  show_default=True,
-                  help="bsgd/bsca: how merging finds its partner (lookup-*: binary merges; "
-                       "multi-class BSGD merges always use gss)"),
-    click.option("--variant", type=click.Choice(VARIANTS), default=DEFAULTS.variant,
-                  show_default=True,
-                  help="bsgd: learning-rate variant"),
-    click.option("--coalesce/--no-coalesce", default=None,
-                  help="bsgd/bsca: add a repeated insertion of a training row to its stored "
-                       "slot instead of taking a new one, so that the budget counts distinct "
-                       "vectors [on; off with --polish none, which reproduces the papers]"),
-    click.option("--polish", type=click.Choice(POLISH), default=DEFAULTS.polish, show_default=True,
-                  help="bsgd/bsca: after the epochs, refit the coefficients and a bias on the "
-                       "support vectors (refit) or keep the last iterate, as the papers (none)"),
-    click.option("--eta", type=float, callback=_positive, metavar="ETA",
-                 help="bsgd --variant norma/mp: learning-rate constant (norma: ETA/sqrt(t) at "
-                      "step t; mp: ETA) [default 1]"),
-    click.option("--radius", type=float, callback=_positive, metavar="U",
-                 help="bsgd --variant mp: radius of the ball the weight vector is projected "
-                      "onto after every step [default 1]"),
-    click.option("--acf-c", "acf_c", type=float, default=DEFAULTS.acf_c, show_default=True,
-                 help="acf: preference change rate c (Glasmachers & Dogan 2013)"),
-    click.option("--acf-pmin", "acf_pmin", type=float,
-                 help="acf: smallest coordinate preference [0.1; --acf-shrink none: 0.05]"),
-    click.option("--acf-pmax", "acf_pmax", type=float,
-                 help="acf: largest coordinate preference [10; --acf-shrink none: 20]"),
-    click.option("--acf-shrink", "acf_shrink", type=click.Choice(["on", "none"]),
-                 default=DEFAULTS.acf_shrink,
-                 show_default=True,
-                 help="acf: shrink rows stuck at a bound (on), or the algorithm of Glasmachers "
-                      "& Dogan (2013) as published (none)"),
-    click.option("--ww-subsolver", "ww_subsolver", type=click.Choice(["walrus", "iterative"]),
-                 default=DEFAULTS.ww_subsolver, show_default=True,
-                 help="ww: block subproblem solver, exact (walrus) or Shark-style greedy "
-                      "coordinate steps (iterative)"),
-    click.option("--ww-shrink", "ww_shrink", type=click.Choice(["on", "none"]),
-                 default=DEFAULTS.ww_shrink,
-                 show_default=True,
-                 help="ww: shrink (point, class) pairs stuck at a bound (on), or the "
-                      "algorithm of Wang & Scott (2021) as published (none)"),
-]
+def _aliases(aliases):
+    """A value typed in any case, or one of its other spellings (-t 2), as the table's value;
+    anything else is left as typed, for check_params to refuse."""
+    def convert(ctx, param, value):
+        return value if value is None else aliases.get(value.lower(), value)
+    return convert
+
+
+def _zero_one(ctx, param, value):
+    return value == "1"
+
+
+def _label_weights(ctx, param, value):
+    return {label: weight for label, weight in value}
+
+
+# What the command line adds to an option of the table: LIBSVM's -s numbers get a hint.
+_CALLBACKS = {"solver": _solver}
+
+
+def _click_option(option):
+    """The click option of one entry of params.OPTIONS: its flags, a parser for its type, its
+    default (TrainParams'), its help. Values are checked by check_params, not here."""
+    default, kind = option.default, option.type
+    decls = [option.flags[0], option.name]
+    kw = {"help": option.help_text() or None, "metavar": option.metavar, "hidden": option.hidden,
+          "callback": _CALLBACKS.get(option.name)}
+    if kind is bool and len(option.flags) == 2:         # --x/--no-x; None: the field's default
+        decls, kind = ["/".join(option.flags), option.name], None
+    elif kind is bool:                                  # LIBSVM's 0/1 (-h)
+        kind, default, kw["callback"] = click.Choice(["0", "1"]), "1" if default else "0", \
+            _zero_one
+    elif kind is dict:                                  # -wLABEL WEIGHT, repeated
+        kind, default = (float, float), ()
+        kw.update(multiple=True, cls=_ClassWeightOption, callback=_label_weights)
+    elif isinstance(kind, tuple) and option.aliases:
+        kind, kw["callback"] = str, _aliases({**{v: v for v in kind}, **option.aliases})
+    elif isinstance(kind, tuple):
+        kind = click.Choice(kind)
+    kw.update(type=kind, default=default,
+              show_default=option.show_default and default not in (None, ()))
+    return click.option(*decls, **kw)
+
+
+# bsvm-train's options that define a model, in the table's order (--help lists them so)
+_TRAINING_OPTIONS = [_click_option(option) for option in OPTIONS.values()
+                     if option.type is not None]
 
 
 def training_options(function):
@@ -202,16 +140,11 @@ def given_options(ctx):
 
 
 def params_from_options(options):
-    """TrainParams from the parsed training options (a dict of the names declared above)."""
-    o = dict(options)
-    if o.get("solver") is None:
-        o.pop("solver", None)        # TrainParams' default solver
-    weights = {label: w for label, w in o.pop("class_weights", ())}
-    shrinking = o.pop("shrinking", "1") == "1"
-    o.pop("cache_mb", None)
-    kernel = o.pop("kernel", None) or "rbf"
-    params = TrainParams(kernel=kernel, class_weights=weights, shrinking=shrinking, **o)
-    check_params(params)             # every option checked before any work (exit 2)
+    """TrainParams from the parsed training options (a dict of the names declared above),
+    checked by check_params before any work (exit 2)."""
+    fields = {field.name for field in dataclasses.fields(TrainParams)}
+    params = TrainParams(**{name: value for name, value in options.items() if name in fields})
+    check_params(params)
     return params
 
 
@@ -245,11 +178,9 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
             **options):
     """Train an SVM on TRAINING_FILE (LIBSVM format; .gz/.bz2/.xz or - for stdin) and write
     MODEL_FILE (default: the training file's base name + .model; - for stdout)."""
-    if options["solver"] is None:
-        options["solver"] = "bsgd"     # svm-train's default is an RBF kernel SVM
-    for line in option_notices(options["solver"], *given_options(click.get_current_context())):
+    params = params_from_options(options)       # the values first: a bad one is one line
+    for line in option_notices(params.solver, *given_options(click.get_current_context())):
         info(line, quiet)
-    params = params_from_options(options)
     if probability == "1" and model_format == "liblinear":
         raise click.UsageError("-b 1: LIBLINEAR model files have no probability parameters; "
                                "use --format native")
