@@ -94,10 +94,10 @@ register(SolverSpec(
     "linear Weston-Watkins multi-class SVM (block coordinate descent, Walrus)",
     "WWLinearSVC", default_eps=0.0009, joint_multiclass=True))
 register(SolverSpec(
-    "bsgd", "kernel", "budgetsvm.kernel_solvers:train_bsgd",
+    "bsgd", "kernel", "budgetsvm.bsgd:train_bsgd",
     "budgeted kernel SVM by stochastic gradient descent (the default)",
     "BudgetSVC", monitorable=True, streamable=True))
 register(SolverSpec(
-    "bsca", "kernel", "budgetsvm.kernel_solvers:train_bsca",
+    "bsca", "kernel", "budgetsvm.bsca:train_bsca",
     "budgeted kernel SVM by stochastic coordinate ascent on the dual",
     "BudgetSVC", monitorable=True))
