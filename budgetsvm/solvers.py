@@ -82,13 +82,13 @@ def is_kernel(name):
 # The five solvers (docs/ALGORITHMS.md §1, §3, §4, §5). Linear ones first, as LIBLINEAR lists
 # its solvers; bsgd is the command-line default.
 register(SolverSpec(
-    "dcd", "linear", "budgetsvm.linear:train_linear",
+    "dcd", "linear", "budgetsvm.dcd:train_linear",
     "linear SVM by dual coordinate descent with shrinking (LIBLINEAR -s 3 / -s 1)",
-    "LinearSVC", default_eps=0.1, summary="budgetsvm.linear:info_lines"))
+    "LinearSVC", default_eps=0.1, summary="budgetsvm.dcd:info_lines"))
 register(SolverSpec(
-    "acf", "linear", "budgetsvm.linear:train_linear",
+    "acf", "linear", "budgetsvm.dcd:train_linear",
     "linear SVM by dual coordinate descent with adaptive coordinate frequencies",
-    "LinearSVC", default_eps=0.1, summary="budgetsvm.linear:info_lines"))
+    "LinearSVC", default_eps=0.1, summary="budgetsvm.dcd:info_lines"))
 register(SolverSpec(
     "ww", "linear", "budgetsvm.ww:train_ww",
     "linear Weston-Watkins multi-class SVM (block coordinate descent, Walrus)",

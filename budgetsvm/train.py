@@ -196,7 +196,7 @@ def summary_lines(model, stats=False):
         lines = [", ".join(f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}"
                            for k, v in shown.items())]
         if info.get("max_iter_reached"):
-            # -s ww: the warning and hint that linear.info_lines prints for dcd and acf
+            # -s ww: the warning and hint that dcd.info_lines prints for dcd and acf
             lines += ["WARNING: reaching max number of iterations",
                       "Using a larger --max-iter (0 = unlimited) or a larger -e may help"]
         return lines

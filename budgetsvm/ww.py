@@ -42,7 +42,7 @@ def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
     C_i = costs[y_index] if n else np.zeros(0)
     report = None
     if callback is not None:
-        from budgetsvm.linear import iteration_text
+        from budgetsvm.dcd import iteration_text
 
         def report(iteration, relative_gap):
             callback(iteration, f"iter {iteration_text(iteration, params.max_iter)}  "

@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 from _common import CapturedCStdout, data_dir, spread, table, write_section
 from budgetsvm.io import read_problem
 from budgetsvm.labels import group_classes
-from budgetsvm.linear import fit_linear
+from budgetsvm.dcd import fit_linear
 from budgetsvm.params import TrainParams
 
 DATASETS = ["a9a", "w8a", "ijcnn1", "sector.scale"]

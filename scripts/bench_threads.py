@@ -268,7 +268,7 @@ def main(argv=None):
             tasks = [t for t in tasks if t.key in args.only.split(",")]
         # startup: the imports of bsvm-train, the floor of every whole command
         startup = [robust_run(machine, [sys.executable, "-c", "import budgetsvm.cli.train, "
-                                        "budgetsvm.bsgd, budgetsvm.bsca, budgetsvm.linear"])[0]
+                                        "budgetsvm.bsgd, budgetsvm.bsca, budgetsvm.dcd"])[0]
                    for _ in range(args.repeats)]
         results = {task.key: {t: [] for t in threads} for task in tasks}
         for repeat in range(args.repeats):

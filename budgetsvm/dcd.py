@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from budgetsvm._rng import MASK64 as _MASK64, SEED_STRIDE as _SEED_STRIDE, sub_seed  # noqa: F401
+from budgetsvm._rng import sub_seed
 from budgetsvm.errors import ParameterError
 from budgetsvm.problem import append_bias_column, canonical_csr, class_costs
 from budgetsvm.threads import SummedProgress, parallel_map
