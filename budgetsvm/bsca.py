@@ -90,9 +90,10 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
     return store, alpha, info
 
 
-def train_bsca(X, y_index, labels, params, callback=None, monitor=None, monitor_test=None,
+def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None,
                compare_merges=False):
-    """Train a budgeted kernel SVM by BSCA (docs/ALGORITHMS.md §3); returns a KernelModel.
+    """Train a budgeted kernel SVM by BSCA (docs/ALGORITHMS.md §3); returns a KernelModel. The
+    fit signature of every solver (solvers.SolverSpec).
 
     Arguments as train_bsgd (params.variant/eta/radius are ignored). Binary: y = +1 for
     label[0], −1 for label[1], C_i = C·w_{y_i}. k > 2 classes: one-vs-rest, model c trained on

@@ -62,8 +62,8 @@ def bsgd_info(store, res, seconds, maintenance_seconds, gamma):
     return info
 
 
-def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_merges=False,
-             monitor=None, monitor_test=None, **solver_options):
+def fit_bsgd(X, y_index, n_classes, params, callback=None, *, monitor=None, monitor_test=None,
+             compare_merges=False, trace=None, **solver_options):
     """Run BSGD; returns (sv dense (n_sv, d), coef (n_sv, nr_coef) true coefficients,
     origin (n_sv,), info dict). ``trace``/``solver_options`` are passed to the core (tests);
     compare_merges: comparison mode of the store (diagnostics, slower), its counters go to info.
@@ -124,9 +124,10 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, trace=None, compare_m
     return sv, A * res["s"], origin, info
 
 
-def train_bsgd(X, y_index, labels, params, callback=None, compare_merges=False, monitor=None,
-               monitor_test=None):
-    """Train a budgeted kernel SVM by BSGD; returns a KernelModel.
+def train_bsgd(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None,
+               compare_merges=False):
+    """Train a budgeted kernel SVM by BSGD; returns a KernelModel. The fit signature of every
+    solver (solvers.SolverSpec).
 
     X: CSR float64 (n × d); y_index: int32 class of every row in label order; labels: float64
     class labels (labels.group_classes); params: TrainParams (C, kernel, gamma (None: 1/d),
@@ -154,8 +155,8 @@ def train_bsgd(X, y_index, labels, params, callback=None, compare_merges=False, 
         monitor_test = (canonical_csr(monitor_test[0]), np.asarray(monitor_test[1]))
     class_weight = class_weights(labels, params)
     sv, coef, origin, info = fit_bsgd(X, y_index, len(labels), params, callback,
-                                      compare_merges=compare_merges, monitor=monitor,
-                                      monitor_test=monitor_test, class_weight=class_weight)
+                                      monitor=monitor, monitor_test=monitor_test,
+                                      compare_merges=compare_merges, class_weight=class_weight)
     model = bsgd_model(labels, params, X.shape[0], X.shape[1], sv, coef, info)
     return polish_model(model, X, y_index, float(params.C) * class_weight, params,
                         on_iteration=refit_progress(callback, X.shape[0] * int(params.epochs)))

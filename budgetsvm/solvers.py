@@ -1,9 +1,8 @@
 """The solver registry: one table of what each `-s NAME` is, read by train(), the parameter
 checks, the command-line help, the estimators and the grid search instead of spelling names.
 
-Adding a solver is one :func:`register` call with a :class:`SolverSpec` whose ``fit`` is a
-function ``fit(X, y_index, labels, params, callback=None, **extra) -> model`` (``extra``:
-``monitor``/``monitor_test`` for monitorable solvers); docs/DEVELOPING.md, "Adding a solver",
+Adding a solver is one :func:`register` call with a :class:`SolverSpec` whose ``fit`` has the
+signature of every solver wrapper (see SolverSpec); docs/DEVELOPING.md, "Adding a solver",
 lists the rest (tests, docs/ALGORITHMS.md).
 """
 import dataclasses
@@ -16,6 +15,21 @@ KINDS = ("kernel", "linear")
 
 @dataclasses.dataclass(frozen=True)
 class SolverSpec:
+    """One ``-s NAME``. ``fit`` trains it; every solver wrapper has the one signature
+
+        fit(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None,
+            **options) -> model
+
+    X: CSR float64 (n × d); y_index: int32 class of every row in label order; labels: float64
+    class labels (labels.group_classes); params: TrainParams; callback(step, text): progress,
+    counting up to train.progress_total. monitor(row), monitor_test = (X_test CSR, test class
+    indices, −1 for a label unknown to the training data): one dict per epoch; train() passes
+    them only when a monitor is asked for and only to solvers registered ``monitorable``, so the
+    others may leave them out (the package's own take them and refuse a monitor, check_monitor).
+    options: the solver's own keyword-only arguments with defaults (bsgd, bsca: compare_merges;
+    ww: gap_every), for the Python API and the benchmarks; train() passes none. The model
+    (KernelModel or LinearModel) carries ``train_info``, the solver's diagnostics.
+    """
     name: str
     kind: str                     # "kernel" (a kernel model) or "linear" (dense weights)
     fit: object                   # the fit function, or "module:attribute" imported on first use
@@ -69,6 +83,15 @@ def names(kind=None, estimator=None):
     return tuple(s.name for s in _REGISTRY.values()
                  if (kind is None or s.kind == kind) and
                  (estimator is None or s.estimator == estimator))
+
+
+def check_monitor(name, monitor):
+    """ParameterError when a monitor is given to solver ``name`` and it reports no per-epoch rows
+    (--monitor)."""
+    if monitor is not None and not get(name).monitorable:
+        raise ParameterError("--monitor is available for -s "
+                             + " and -s ".join(n for n in names() if get(n).monitorable)
+                             + " only")
 
 
 def is_linear(name):
