@@ -9,7 +9,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from budgetsvm.budgeted import check_budgeted, epoch_text, model_params, refit_progress
+from budgetsvm.budgeted import check_budgeted, epoch_text, model_params, new_store, refit_progress
 from budgetsvm.errors import ParameterError
 from budgetsvm.dcd import ovr_prefix
 from budgetsvm.monitoring import bsca_objectives, compare_counters, exact_dual, store_decision_rows
@@ -23,18 +23,14 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
     """One binary BSCA run. X canonical CSR; y ±1 (int8); upper[i] = C_i.
 
     Returns (store, alpha, info). monitor(row) gets a dict per epoch (epoch, time = training
-    seconds so far without monitoring, cpu = the same in CPU seconds of this thread, primal, dual_tracked, dual_exact (None beyond
-    EXACT_DUAL_MAX_POINTS non-zero α), [test_accuracy],
-    merge_fraction = merges / steps of that epoch, n_sv, n_updates); monitoring time is excluded.
-    monitor_test: optional (X_test CSR, y_test ±1) for test accuracy per epoch.
+    seconds so far without monitoring, cpu = the same in CPU seconds of this thread, primal,
+    dual_tracked, dual_exact (None beyond monitoring.EXACT_DUAL_MAX_POINTS non-zero α),
+    [test_accuracy], merge_fraction = merges / steps of that epoch, n_sv, n_updates); monitoring
+    time is excluded. monitor_test: optional (X_test CSR, y_test ±1) for test accuracy per epoch.
     """
     from budgetsvm._bsca import bsca_solve
-    from budgetsvm._budget import SVStore
     n, d = X.shape
-    store = SVStore(d, int(params.budget), 1, params.kernel, gamma, float(params.coef0),
-                    int(params.degree), params.maintenance,
-                    params.merge_search if params.maintenance == "merge" else "gss",
-                    compare=compare_merges, coalesce=params.effective_coalesce())
+    store = new_store(params, d, 1, gamma, compare_merges)
     xsq = row_sqnorms(X)
     alpha = np.zeros(n)
     y = np.asarray(y, dtype=np.int8)

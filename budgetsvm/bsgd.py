@@ -8,7 +8,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from budgetsvm.budgeted import check_budgeted, epoch_text, model_params, refit_progress
+from budgetsvm.budgeted import check_budgeted, epoch_text, model_params, new_store, refit_progress
 from budgetsvm.errors import ParameterError
 from budgetsvm.monitoring import budgeted_primal, compare_counters, monitor_accuracy
 from budgetsvm.problem import canonical_csr, class_weights, csr_arrays
@@ -26,7 +26,6 @@ def bsgd_setup(params, d, n_classes, compare_merges=False):
     insertions when params.effective_coalesce()).
 
     Returns (store, solver keyword arguments for bsgd_solve: variant, eta, radius, gamma)."""
-    from budgetsvm._budget import SVStore
     check_budgeted(params, d)
     gamma = params.effective_gamma(d)
     variant = params.variant
@@ -36,11 +35,7 @@ def bsgd_setup(params, d, n_classes, compare_merges=False):
     if variant == "mp" and not (radius > 0):
         raise ParameterError("--radius must be positive")
     nr_coef = 1 if n_classes == 2 else n_classes
-    store = SVStore(d, int(params.budget), nr_coef, params.kernel, gamma, float(params.coef0),
-                    int(params.degree), params.maintenance,
-                    params.merge_search if params.maintenance == "merge" else "gss",
-                    track_q=(variant == "mp"), compare=compare_merges,
-                    coalesce=params.effective_coalesce())
+    store = new_store(params, d, nr_coef, gamma, compare_merges, track_q=(variant == "mp"))
     return store, {"variant": variant, "eta": float(eta), "radius": float(radius)}, gamma
 
 
@@ -69,10 +64,11 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, *, monitor=None, moni
     compare_merges: comparison mode of the store (diagnostics, slower), its counters go to info.
 
     monitor(row): called after every epoch with epoch, time (training seconds so far, monitoring
-    excluded), cpu (the same in CPU seconds of the training thread), primal (C-form, binary only), merge_fraction (merges / steps of the epoch), n_sv
-    and, with monitor_test = (X_test CSR, test class indices), test_accuracy. The epochs then run
-    one call of the core each, with the order the uninterrupted run would use: the model is the
-    same with or without monitoring."""
+    excluded), cpu (the same in CPU seconds of the training thread), primal (C-form, binary
+    only), merge_fraction (merges / steps of the epoch), n_sv and, with monitor_test = (X_test
+    CSR, test class indices), test_accuracy. The epochs then run one call of the core each, with
+    the order the uninterrupted run would use: the model is the same with or without
+    monitoring."""
     from budgetsvm._bsgd import bsgd_solve
     from budgetsvm._rng import Random
     X = canonical_csr(X)

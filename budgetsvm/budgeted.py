@@ -27,6 +27,17 @@ def check_budgeted(params, d):
                         "use a smaller --budget")
 
 
+def new_store(params, d, nr_coef, gamma, compare_merges=False, track_q=False):
+    """The empty SV store (budgetsvm/_budget.pyx) of a run on d features with nr_coef
+    coefficients per SV; compare_merges: its comparison mode, track_q: the margin perceptron's
+    Q (bsgd --variant mp)."""
+    from budgetsvm._budget import SVStore
+    return SVStore(d, int(params.budget), nr_coef, params.kernel, gamma, float(params.coef0),
+                   int(params.degree), params.maintenance,
+                   params.merge_search if params.maintenance == "merge" else "gss",
+                   track_q=track_q, compare=compare_merges, coalesce=params.effective_coalesce())
+
+
 def model_params(params, n, d, gamma, extra):
     """The training metadata of a budgeted model (KernelModel.params) on n rows of d features,
     with the solver's own entries ``extra``."""

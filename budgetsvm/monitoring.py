@@ -35,16 +35,22 @@ def store_decision_rows(store, X, xsq):
     return out
 
 
-def budgeted_primal(store, scale, X, xsq, y, upper):
-    """C-form primal of the binary budgeted model w = scale·Σ_j A_j φ(x̃_j) (§3.5):
-    ½‖w‖² + Σ_i upper_i max(0, 1 − y_i w·φ(x_i)); O(B² + nB) kernel evaluations."""
+def store_sq_norm(store):
+    """Σ_jl A_j A_l k(x̃_j, x̃_l) of a binary store: ‖w‖² of its model before the scale;
+    O(B²) kernel evaluations."""
     from budgetsvm._bsca import store_decision
-    f = scale * store_decision_rows(store, X, xsq)
     sv, A, _, _ = store.export()
     S = sp.csr_matrix(sv)
     fs = store_decision(store, S.data, S.indices.astype(np.int32), S.indptr.astype(np.int64),
                         (sv * sv).sum(1))
-    return 0.5 * scale * scale * float(A[:, 0] @ fs) + float(upper @ np.maximum(0.0, 1.0 - y * f))
+    return float(A[:, 0] @ fs)
+
+
+def budgeted_primal(store, scale, X, xsq, y, upper):
+    """C-form primal of the binary budgeted model w = scale·Σ_j A_j φ(x̃_j) (§3.5):
+    ½‖w‖² + Σ_i upper_i max(0, 1 − y_i w·φ(x_i)); O(B² + nB) kernel evaluations."""
+    f = scale * store_decision_rows(store, X, xsq)
+    return 0.5 * scale * scale * store_sq_norm(store) + float(upper @ np.maximum(0.0, 1.0 - y * f))
 
 
 def monitor_accuracy(store, scale, params, gamma, X_test, y_test):
@@ -78,17 +84,12 @@ def bsca_objectives(store, X, y, upper, alpha, xsq=None):
     no maintenance has happened). Returns a dict with primal, dual_tracked and f (the budgeted
     decision values on X).
     """
-    from budgetsvm._bsca import store_decision
     X = canonical_csr(X)
     if xsq is None:
         xsq = row_sqnorms(X)
     f = store_decision_rows(store, X, xsq)
-    sv, A, _, _ = store.export()
-    S = sp.csr_matrix(sv)
-    fs = store_decision(store, S.data, S.indices.astype(np.int32), S.indptr.astype(np.int64),
-                        (sv * sv).sum(1))
     y = np.asarray(y, dtype=np.float64)
-    out = {"primal": 0.5 * float(A[:, 0] @ fs) + float(upper @ np.maximum(0.0, 1.0 - y * f)),
+    out = {"primal": 0.5 * store_sq_norm(store) + float(upper @ np.maximum(0.0, 1.0 - y * f)),
            "dual_tracked": float(alpha.sum() - 0.5 * (alpha * y) @ f), "f": f}
     return out
 
