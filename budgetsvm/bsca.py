@@ -10,8 +10,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from budgetsvm.budgeted import check_budgeted, epoch_text, model_params, new_store, refit_progress
-from budgetsvm.errors import ParameterError
 from budgetsvm.dcd import ovr_prefix
+from budgetsvm.errors import ParameterError
 from budgetsvm.monitoring import bsca_objectives, compare_counters, exact_dual, store_decision_rows
 from budgetsvm.problem import canonical_csr, class_costs, row_sqnorms
 from budgetsvm.refit import polish_model
