@@ -118,7 +118,7 @@ def _as_problem_arrays(data, indices, indptr, y, C_i, Py_ssize_t n_features, los
     """Validate the CSR input and build the per-instance arrays shared by DCD and ACF.
 
     row_norms: the squared row norms if the caller has them (one-vs-rest trains k problems on
-    the same rows; linear.fit_linear computes them once), else computed here.
+    the same rows; dcd.fit_linear computes them once), else computed here.
 
     Returns (data, indices, indptr, y, C_i, U, D, QD, yU, alpha, order, n_order):
     y ±1 float64; C_i, U, D, QD as in ``_Problem``; alpha the initial duals (0, or U_i for an L1 zero

@@ -1,9 +1,8 @@
 """The solver registry: one table of what each `-s NAME` is, read by train(), the parameter
 checks, the command-line help, the estimators and the grid search instead of spelling names.
 
-Adding a solver is one :func:`register` call with a :class:`SolverSpec` whose ``fit`` is a
-function ``fit(X, y_index, labels, params, callback=None, **extra) -> model`` (``extra``:
-``monitor``/``monitor_test`` for monitorable solvers); docs/DEVELOPING.md, "Adding a solver",
+Adding a solver is one :func:`register` call with a :class:`SolverSpec` whose ``fit`` has the
+signature of every solver wrapper (see SolverSpec); docs/DEVELOPING.md, "Adding a solver",
 lists the rest (tests, docs/ALGORITHMS.md).
 """
 import dataclasses
@@ -16,6 +15,21 @@ KINDS = ("kernel", "linear")
 
 @dataclasses.dataclass(frozen=True)
 class SolverSpec:
+    """One ``-s NAME``. ``fit`` trains it; every solver wrapper has the one signature
+
+        fit(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None,
+            **options) -> model
+
+    X: CSR float64 (n × d); y_index: int32 class of every row in label order; labels: float64
+    class labels (labels.group_classes); params: TrainParams; callback(step, text): progress,
+    counting up to train.progress_total. monitor(row), monitor_test = (X_test CSR, test class
+    indices, −1 for a label unknown to the training data): one dict per epoch; train() passes
+    them only when a monitor is asked for and only to solvers registered ``monitorable``, so the
+    others may leave them out (the package's own take them and refuse a monitor, check_monitor).
+    options: the solver's own keyword-only arguments with defaults (bsgd, bsca: compare_merges;
+    ww: gap_every), for the Python API and the benchmarks; train() passes none. The model
+    (KernelModel or LinearModel) carries ``train_info``, the solver's diagnostics.
+    """
     name: str
     kind: str                     # "kernel" (a kernel model) or "linear" (dense weights)
     fit: object                   # the fit function, or "module:attribute" imported on first use
@@ -71,6 +85,15 @@ def names(kind=None, estimator=None):
                  (estimator is None or s.estimator == estimator))
 
 
+def check_monitor(name, monitor):
+    """ParameterError when a monitor is given to solver ``name`` and it reports no per-epoch rows
+    (--monitor)."""
+    if monitor is not None and not get(name).monitorable:
+        raise ParameterError("--monitor is available for -s "
+                             + " and -s ".join(n for n in names() if get(n).monitorable)
+                             + " only")
+
+
 def is_linear(name):
     return name in _REGISTRY and _REGISTRY[name].kind == "linear"
 
@@ -82,22 +105,22 @@ def is_kernel(name):
 # The five solvers (docs/ALGORITHMS.md §1, §3, §4, §5). Linear ones first, as LIBLINEAR lists
 # its solvers; bsgd is the command-line default.
 register(SolverSpec(
-    "dcd", "linear", "budgetsvm.linear:train_linear",
+    "dcd", "linear", "budgetsvm.dcd:train_linear",
     "linear SVM by dual coordinate descent with shrinking (LIBLINEAR -s 3 / -s 1)",
-    "LinearSVC", default_eps=0.1, summary="budgetsvm.linear:info_lines"))
+    "LinearSVC", default_eps=0.1, summary="budgetsvm.dcd:info_lines"))
 register(SolverSpec(
-    "acf", "linear", "budgetsvm.linear:train_linear",
+    "acf", "linear", "budgetsvm.dcd:train_linear",
     "linear SVM by dual coordinate descent with adaptive coordinate frequencies",
-    "LinearSVC", default_eps=0.1, summary="budgetsvm.linear:info_lines"))
+    "LinearSVC", default_eps=0.1, summary="budgetsvm.dcd:info_lines"))
 register(SolverSpec(
     "ww", "linear", "budgetsvm.ww:train_ww",
     "linear Weston-Watkins multi-class SVM (block coordinate descent, Walrus)",
     "WWLinearSVC", default_eps=0.0009, joint_multiclass=True))
 register(SolverSpec(
-    "bsgd", "kernel", "budgetsvm.kernel_solvers:train_bsgd",
+    "bsgd", "kernel", "budgetsvm.bsgd:train_bsgd",
     "budgeted kernel SVM by stochastic gradient descent (the default)",
     "BudgetSVC", monitorable=True, streamable=True))
 register(SolverSpec(
-    "bsca", "kernel", "budgetsvm.kernel_solvers:train_bsca",
+    "bsca", "kernel", "budgetsvm.bsca:train_bsca",
     "budgeted kernel SVM by stochastic coordinate ascent on the dual",
     "BudgetSVC", monitorable=True))

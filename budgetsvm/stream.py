@@ -77,8 +77,8 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     a sign that the file is sorted by label; a warning is issued)."""
     from budgetsvm._bsgd import bsgd_solve
     from budgetsvm._rng import Random
-    from budgetsvm.kernel_solvers import (bsgd_info, bsgd_model, bsgd_setup, epoch_text,
-                                          refit_progress)
+    from budgetsvm.bsgd import bsgd_info, bsgd_model, bsgd_setup
+    from budgetsvm.budgeted import epoch_text, refit_progress
     from budgetsvm.problem import canonical_csr, class_weights, csr_arrays
     from budgetsvm.params import check_params
     from budgetsvm.model_io import ensure_finite

@@ -60,13 +60,12 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
                 f"{X.shape[1]} features × {len(labels)} classes need {n_weights} dense weights "
                 f"({n_weights * 8 / 2**30:.1f} GiB); linear solvers accept at most "
                 f"{MAX_LINEAR_WEIGHTS} (2 GiB): are the feature indices right?")
-    extra = {}
+    # The fit signature of solvers.SolverSpec; monitor and monitor_test only when asked for, so
+    # that a solver that is not monitorable may leave them out.
+    solvers.check_monitor(params.solver, monitor)
+    monitoring = {}
     if monitor is not None:
-        if not spec.monitorable:
-            raise ParameterError("--monitor is available for -s "
-                                 + " and -s ".join(n for n in solvers.names()
-                                                   if solvers.get(n).monitorable) + " only")
-        extra["monitor"] = monitor
+        monitoring["monitor"] = monitor
         if monitor_test is not None:
             X_test, y_test = monitor_test
             X_test = sp.csr_matrix(X_test, dtype=np.float64)
@@ -75,10 +74,10 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
                     0, X.shape[1] - X_test.shape[1])))]).tocsr()[:, :X.shape[1]]
             position = {float(v): i for i, v in enumerate(labels)}
             y_test = np.array([position.get(float(v), -1) for v in y_test], dtype=np.int32)
-            extra["monitor_test"] = (X_test, y_test)
+            monitoring["monitor_test"] = (X_test, y_test)
     with threads.pool(params.n_threads):
         return ensure_finite(_solver_function(params.solver)(X, y_index, labels, params,
-                                                             callback=callback, **extra))
+                                                             callback=callback, **monitoring))
 
 
 def progress_total(params: TrainParams, n_rows, n_classes):
@@ -196,7 +195,7 @@ def summary_lines(model, stats=False):
         lines = [", ".join(f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}"
                            for k, v in shown.items())]
         if info.get("max_iter_reached"):
-            # -s ww: the warning and hint that linear.info_lines prints for dcd and acf
+            # -s ww: the warning and hint that dcd.info_lines prints for dcd and acf
             lines += ["WARNING: reaching max number of iterations",
                       "Using a larger --max-iter (0 = unlimited) or a larger -e may help"]
         return lines

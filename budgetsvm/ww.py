@@ -20,16 +20,20 @@ import numpy as np
 
 from budgetsvm.model import LinearModel
 from budgetsvm.problem import append_bias_column, canonical_csr, class_costs
+from budgetsvm.solvers import check_monitor
 
 
-def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
-    """Train a Weston–Watkins linear SVM on CSR X (n × d) with classes y_index in 0..k−1.
+def train_ww(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None,
+             gap_every=0):
+    """Train a Weston–Watkins linear SVM on CSR X (n × d) with classes y_index in 0..k−1. The
+    fit signature of every solver (solvers.SolverSpec); not monitorable: a monitor is refused.
 
     gap_every: evaluate the duality gap every that many outer iterations (0 = adaptive schedule
     that keeps evaluation under ~10 % of the run; 1 = every iteration, as in Wang & Scott's
     plots).
     """
     from budgetsvm import _ww
+    check_monitor("ww", monitor)
     X = canonical_csr(X)
     labels = np.asarray(labels, dtype=np.float64)
     y_index = np.asarray(y_index, dtype=np.int32)
@@ -42,7 +46,7 @@ def train_ww(X, y_index, labels, params, callback=None, *, gap_every=0):
     C_i = costs[y_index] if n else np.zeros(0)
     report = None
     if callback is not None:
-        from budgetsvm.linear import iteration_text
+        from budgetsvm.dcd import iteration_text
 
         def report(iteration, relative_gap):
             callback(iteration, f"iter {iteration_text(iteration, params.max_iter)}  "

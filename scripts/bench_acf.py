@@ -92,12 +92,13 @@ def load(name, folder):
 
 
 def run_ours(X, y, solver, C, eps, seed, timeout):
-    """Train like linear.fit_linear (same sub-problems, seeds and costs) with a wall-clock cap;
+    """Train like dcd.fit_linear (same sub-problems, seeds and costs) with a wall-clock cap;
     the time is CPU time of this process."""
     import numpy as np
 
     from budgetsvm.labels import group_classes
-    from budgetsvm.linear import _MASK64, _SEED_STRIDE, CORES, subproblems
+    from budgetsvm._rng import sub_seed
+    from budgetsvm.dcd import CORES, subproblems
     from budgetsvm.params import TrainParams
     from budgetsvm.problem import canonical_csr
     name = {"acf-paper": "acf", "dcd-pg": "dcd"}.get(solver, solver)
@@ -123,7 +124,7 @@ def run_ours(X, y, solver, C, eps, seed, timeout):
     try:
         for r, (_, yr, C_i) in enumerate(subproblems(y_index, labels, params)):
             res = core(data, indices, indptr, yr, C_i, X.shape[1], eps=eps, max_iter=0,
-                       loss="l1", seed=(seed + r * _SEED_STRIDE) & _MASK64, callback=check,
+                       loss="l1", seed=sub_seed(seed, r), callback=check,
                        row_norms=row_norms, **specific)
             updates += res.n_updates
             iters += res.n_iter

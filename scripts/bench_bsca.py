@@ -99,14 +99,15 @@ def run_one(job):
     C, gamma = spec["C"], spec["gamma"]
     size = {"n": int(X.shape[0]), "n_test": int(Xt.shape[0])}
     if method in SOLVERS:
-        from budgetsvm.kernel_solvers import train_bsca, train_bsgd
+        from budgetsvm.bsca import train_bsca
+        from budgetsvm.bsgd import train_bsgd
         from budgetsvm.labels import group_classes
         from budgetsvm.params import TrainParams
         labels, y_index = group_classes(y)
         position = {float(v): i for i, v in enumerate(labels)}
         yt_index = np.array([position.get(float(v), -1) for v in yt], dtype=np.int32)
         # the papers' algorithms (no refit, no coalescing); the monitor rows carry the training
-        # CPU time of the solver thread, monitoring excluded (kernel_solvers' "cpu")
+        # CPU time of the solver thread, monitoring excluded (bsgd's and bsca's "cpu")
         p = TrainParams(solver=method, C=C, gamma=gamma, budget=BUDGET, epochs=job["epochs"],
                         maintenance="merge", merge_search=job["merge_search"], seed=seed,
                         polish="none")

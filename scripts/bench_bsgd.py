@@ -107,7 +107,7 @@ def run_one(job):
     C, gamma, B = spec["C"], spec["gamma"], job.get("budget")
     method = job["method"]
     if method == "bsgd":
-        from budgetsvm.kernel_solvers import train_bsgd
+        from budgetsvm.bsgd import train_bsgd
         from budgetsvm.labels import group_classes
         from budgetsvm.params import TrainParams
         labels, y_index = group_classes(y)

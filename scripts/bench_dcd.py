@@ -33,7 +33,7 @@ from _common import (CapturedCStdout, Section, add_report_only, data_dir, run_be
                      table)
 from budgetsvm.io import read_problem
 from budgetsvm.labels import group_classes
-from budgetsvm.linear import fit_linear
+from budgetsvm.dcd import fit_linear
 from budgetsvm.params import TrainParams
 
 DATASETS = ["a9a", "w8a", "ijcnn1", "sector.scale"]

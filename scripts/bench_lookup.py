@@ -45,7 +45,7 @@ from bench_bsgd import DATASETS, load  # noqa: E402
 
 sys.path.insert(0, str(REPO))
 
-from budgetsvm.kernel_solvers import train_bsgd  # noqa: E402
+from budgetsvm.bsgd import train_bsgd  # noqa: E402
 from budgetsvm.labels import group_classes  # noqa: E402
 from budgetsvm.params import TrainParams  # noqa: E402
 

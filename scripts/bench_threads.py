@@ -266,8 +266,8 @@ def measure(args):
         # startup: the imports of bsvm-train, the floor of every whole command
         for repeat in range(args.repeats):
             wall, cpu, others = robust_run(machine, [
-                sys.executable, "-c", "import budgetsvm.cli.train, budgetsvm.kernel_solvers, "
-                "budgetsvm.linear"])
+                sys.executable, "-c", "import budgetsvm.cli.train, budgetsvm.bsgd, "
+                "budgetsvm.bsca, budgetsvm.dcd"])
             yield {"kind": "startup", "repeat": repeat, "wall": wall, "cpu": cpu,
                    "others": others}
         for repeat in range(args.repeats):

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from budgetsvm import _dcd
 from budgetsvm._rng import Random
 from budgetsvm.labels import group_classes
-from budgetsvm.linear import fit_linear, info_lines
+from budgetsvm.dcd import fit_linear, info_lines
 from budgetsvm.params import TrainParams
 
 # Shared helpers of the baseline's tests (tests/ is on sys.path).

@@ -13,8 +13,10 @@ import scipy.sparse as sp
 
 from budgetsvm._bsca import bsca_solve
 from budgetsvm._budget import SVStore
-from budgetsvm.kernel_solvers import bsca_objectives, train_bsca, train_bsgd
+from budgetsvm.bsca import fit_bsca_binary, train_bsca
+from budgetsvm.bsgd import train_bsgd
 from budgetsvm.labels import group_classes
+from budgetsvm.monitoring import bsca_objectives
 from budgetsvm.params import TrainParams
 from reference.kernels import rbf
 from reference.solvers import sca
@@ -213,21 +215,20 @@ def test_monitor_rows_and_tracked_dual():
 
 
 def test_monitor_exact_dual_with_merging(monkeypatch):
-    from budgetsvm import kernel_solvers
+    from budgetsvm import monitoring
     X, y = blobs(120, d=3, seed=4)
     params = TrainParams(solver="bsca", C=2.0, gamma=0.5, budget=8, epochs=2, seed=3,
                          merge_search="gss")
     rows = []
-    store, alpha, info = kernel_solvers.fit_bsca_binary(
+    store, alpha, info = fit_bsca_binary(
         sp.csr_matrix(X), y, np.full(120, 2.0), params, 0.5, monitor=rows.append)
     assert info["n_merges"] > 0
     # the exact dual of the final α from a dense numpy kernel matrix
     assert rows[-1]["dual_exact"] == pytest.approx(dual(rbf(X, X, 0.5), y, alpha), rel=1e-10)
     assert rows[-1]["dual_exact"] != pytest.approx(rows[-1]["dual_tracked"], rel=1e-6)
-    monkeypatch.setattr(kernel_solvers, "EXACT_DUAL_MAX_POINTS", 5)
+    monkeypatch.setattr(monitoring, "EXACT_DUAL_MAX_POINTS", 5)
     rows.clear()
-    kernel_solvers.fit_bsca_binary(sp.csr_matrix(X), y, np.full(120, 2.0), params, 0.5,
-                                   monitor=rows.append)
+    fit_bsca_binary(sp.csr_matrix(X), y, np.full(120, 2.0), params, 0.5, monitor=rows.append)
     assert all(r["dual_exact"] is None for r in rows)       # too many points: left blank
 
 

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from budgetsvm._budget import SVStore, gss
 from budgetsvm._bsgd import bsgd_solve
 from budgetsvm._rng import Random
-from budgetsvm.kernel_solvers import fit_bsgd, train_bsgd
+from budgetsvm.bsgd import fit_bsgd, train_bsgd
 from budgetsvm.labels import group_classes
 from budgetsvm.params import TrainParams
 from reference.kernels import rbf

@@ -18,7 +18,8 @@ from budgetsvm._bsca import bsca_solve
 from budgetsvm._bsgd import bsgd_solve
 from budgetsvm._budget import SVStore
 from budgetsvm._rng import Random
-from budgetsvm.kernel_solvers import train_bsca, train_bsgd
+from budgetsvm.bsca import train_bsca
+from budgetsvm.bsgd import train_bsgd
 from budgetsvm.problem import csr_arrays
 from budgetsvm.labels import group_classes
 from budgetsvm.params import TrainParams

@@ -1,4 +1,4 @@
-"""Linear dual coordinate descent (budgetsvm/_dcd.pyx, budgetsvm/linear.py),
+"""Linear dual coordinate descent (budgetsvm/_dcd.pyx, budgetsvm/dcd.py),
 docs/ALGORITHMS.md §7.5.
 
 Oracles are independent of our own output: LIBLINEAR (liblinear-official, its printed objective
@@ -22,7 +22,7 @@ from scipy.optimize import minimize
 
 from budgetsvm import _dcd
 from budgetsvm.labels import group_classes
-from budgetsvm.linear import fit_linear, info_lines
+from budgetsvm.dcd import fit_linear, info_lines
 from budgetsvm.problem import append_bias_column
 from budgetsvm.params import TrainParams
 
@@ -535,7 +535,7 @@ def test_input_validation():
 
 def test_train_linear_returns_model(heart):
     pytest.importorskip("budgetsvm.model", reason="budgetsvm.model (LinearModel) not written yet")
-    from budgetsvm.linear import train_linear
+    from budgetsvm.dcd import train_linear
     X, y = heart
     labels, y_index = group_classes(y)
     p = params(C=0.1, eps=0.01, bias=1.0)

@@ -122,7 +122,7 @@ NAMED = named_options()
 
 
 def test_the_message_scan_finds_the_options_it_must():
-    # Options known to be named in messages (params.py, kernel_solvers.py, cli/grid.py): the
+    # Options known to be named in messages (params.py, bsgd.py, cli/grid.py): the
     # scan is not vacuous.
     assert {"--eta", "--radius", "--budget", "--max-iter", "--acf-c", "--ww-subsolver", "-c",
             "-log2c", "--stream", "-v"} <= set(NAMED), sorted(NAMED)

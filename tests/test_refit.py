@@ -17,7 +17,8 @@ import scipy.optimize as so
 import scipy.sparse as sp
 
 from budgetsvm import io, refit
-from budgetsvm.kernel_solvers import fit_bsgd, train_bsca, train_bsgd
+from budgetsvm.bsca import train_bsca
+from budgetsvm.bsgd import fit_bsgd, train_bsgd
 from budgetsvm.problem import class_weights
 from budgetsvm.labels import group_classes
 from budgetsvm.model import KernelSpec

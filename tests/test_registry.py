@@ -3,13 +3,17 @@ solver registered from outside the package (tests/plugins/toy_solver.py) shows u
 bsvm-train --help, trains from the command line and writes a model bsvm-predict reads, is
 accepted by the estimators and by bsvm-grid, and gets the option notices of its kind, without
 touching any other module. Each check runs in a fresh interpreter that registers the toy first."""
+import inspect
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
+import scipy.sparse as sp
 
 from budgetsvm import solvers
+from budgetsvm.errors import ParameterError
 
 REPO = Path(__file__).resolve().parent.parent
 HEART = REPO / "data" / "heart_scale.xz"
@@ -32,6 +36,31 @@ def test_the_five_solvers_are_registered():
     assert solvers.names() == ("dcd", "acf", "ww", "bsgd", "bsca")
     assert solvers.names("kernel") == ("bsgd", "bsca")
     assert "centroid" not in solvers.names()            # the toy stays in its own processes
+
+
+def test_every_solver_wrapper_has_the_one_fit_signature():
+    # SolverSpec's signature: five leading arguments, the monitor keyword-only, then the
+    # solver's own keyword-only options
+    KEYWORD_ONLY = inspect.Parameter.KEYWORD_ONLY
+    for name in solvers.names():
+        parameters = list(inspect.signature(solvers.get(name).fit_function()).parameters.values())
+        assert [p.name for p in parameters[:5]] == ["X", "y_index", "labels", "params",
+                                                      "callback"], name
+        assert parameters[4].default is None
+        assert [(p.name, p.kind, p.default) for p in parameters[5:7]] == [
+            ("monitor", KEYWORD_ONLY, None), ("monitor_test", KEYWORD_ONLY, None)], name
+        assert all(p.kind == KEYWORD_ONLY for p in parameters[5:]), name
+
+
+def test_a_solver_that_is_not_monitorable_refuses_a_monitor():
+    from budgetsvm.labels import group_classes
+    from budgetsvm.params import TrainParams
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.0]]))
+    labels, y_index = group_classes(np.array([1.0, -1.0, 1.0, -1.0]))
+    for name in ("dcd", "acf", "ww"):
+        with pytest.raises(ParameterError, match="--monitor is available for -s bsgd and -s bsca"):
+            solvers.get(name).fit_function()(X, y_index, labels, TrainParams(solver=name),
+                                             monitor=print)
 
 
 def test_a_registered_solver_is_in_the_help_and_trains_from_the_command_line(tmp_path):

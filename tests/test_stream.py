@@ -20,7 +20,7 @@ from budgetsvm._budget import SVStore
 from budgetsvm._rng import Random
 from budgetsvm.datasets import checkerboard, write_checkerboard
 from budgetsvm.io import iter_problem_chunks, read_problem
-from budgetsvm.kernel_solvers import fit_bsgd, train_bsgd
+from budgetsvm.bsgd import fit_bsgd, train_bsgd
 from budgetsvm.problem import csr_arrays
 from budgetsvm.labels import group_classes
 from budgetsvm.memory import available, run_measuring_peak

@@ -84,7 +84,7 @@ def heart():
 def raw_bsgd_is_finite(X, y, params):
     """Train with the solver itself (no divergence check) and say whether the model is finite:
     the oracle for which runs diverge (norma with a huge η overflows its scale s)."""
-    from budgetsvm.kernel_solvers import train_bsgd
+    from budgetsvm.bsgd import train_bsgd
     from budgetsvm.labels import group_classes
     import dataclasses
     labels, y_index = group_classes(y)

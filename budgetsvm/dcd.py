@@ -11,9 +11,10 @@ import time
 
 import numpy as np
 
-from budgetsvm._rng import MASK64 as _MASK64, SEED_STRIDE as _SEED_STRIDE, sub_seed  # noqa: F401
+from budgetsvm._rng import sub_seed
 from budgetsvm.errors import ParameterError
 from budgetsvm.problem import append_bias_column, canonical_csr, class_costs
+from budgetsvm.solvers import check_monitor
 from budgetsvm.threads import SummedProgress, parallel_map
 
 
@@ -132,8 +133,10 @@ def fit_linear(X, y_index, labels, params, callback=None):
     return coef, bias_coef, multiclass, info
 
 
-def train_linear(X, y_index, labels, params, callback=None):
-    """Train a LinearModel by dual coordinate descent (solver params.solver: 'dcd' or 'acf').
+def train_linear(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None):
+    """Train a LinearModel by dual coordinate descent (solver params.solver: 'dcd' or 'acf'). The
+    fit signature of every solver (solvers.SolverSpec); neither is monitorable: a monitor is
+    refused.
 
     X: CSR float64 (n × d) without the bias column; y_index: class number of every row in
     label order; labels: the class labels (labels.group_classes); params: TrainParams (uses C,
@@ -152,6 +155,7 @@ def train_linear(X, y_index, labels, params, callback=None):
     ``info_lines(model.train_info)`` renders LIBLINEAR's messages.
     """
     from budgetsvm.model import LinearModel
+    check_monitor(params.solver, monitor)
     coef, bias_coef, multiclass, info = fit_linear(X, y_index, labels, params, callback)
     model = LinearModel(np.asarray(labels), coef, float(params.bias), bias_coef, multiclass,
                         params.solver, params=metadata(params, info))

@@ -1,0 +1,186 @@
+"""Budgeted stochastic coordinate ascent on the dual, BSCA (docs/ALGORITHMS.md §3): problem setup
+and model construction around the compiled core budgetsvm/_bsca.pyx, on the SV store of
+budgetsvm/_budget.pyx (s = 1, stored coefficients are β = y·δ). Two classes give one binary
+model; k > 2 classes give k one-vs-rest binary models, each with its own budget B, stacked into
+one 'argmax' model: coef (Σ n_sv, k), an SV of model c is nonzero only in column c.
+"""
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from budgetsvm.budgeted import check_budgeted, epoch_text, model_params, new_store, refit_progress
+from budgetsvm.dcd import ovr_prefix
+from budgetsvm.errors import ParameterError
+from budgetsvm.monitoring import bsca_objectives, compare_counters, exact_dual, store_decision_rows
+from budgetsvm.problem import canonical_csr, class_costs, row_sqnorms
+from budgetsvm.refit import polish_model
+from budgetsvm.threads import SummedProgress, current_threads, parallel_map
+
+
+def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, monitor=None,
+                    trace=None, monitor_test=None, compare_merges=False):
+    """One binary BSCA run. X canonical CSR; y ±1 (int8); upper[i] = C_i.
+
+    Returns (store, alpha, info). monitor(row) gets a dict per epoch (epoch, time = training
+    seconds so far without monitoring, cpu = the same in CPU seconds of this thread, primal,
+    dual_tracked, dual_exact (None beyond monitoring.EXACT_DUAL_MAX_POINTS non-zero α),
+    [test_accuracy], merge_fraction = merges / steps of that epoch, n_sv, n_updates); monitoring
+    time is excluded. monitor_test: optional (X_test CSR, y_test ±1) for test accuracy per epoch.
+    """
+    from budgetsvm._bsca import bsca_solve
+    n, d = X.shape
+    store = new_store(params, d, 1, gamma, compare_merges)
+    xsq = row_sqnorms(X)
+    alpha = np.zeros(n)
+    y = np.asarray(y, dtype=np.int8)
+    upper = np.ascontiguousarray(upper, dtype=np.float64)
+    indices = X.indices.astype(np.int32, copy=False)
+    indptr = X.indptr.astype(np.int64, copy=False)
+    report = None
+    if callback is not None:
+        def report(step, total):
+            callback(step, epoch_text(step, total, params.epochs, store.n))
+    epoch_cb = None
+    if monitor is not None:
+        from budgetsvm.model import KernelSpec
+        # CPU time of this thread (the core runs in the caller), monitoring excluded
+        last = {"merges": 0, "start_cpu": time.thread_time(), "monitor_cpu": 0.0}
+        kernel = KernelSpec(params.kernel, gamma, int(params.degree), float(params.coef0))
+
+        def epoch_cb(epoch, stats):
+            enter = time.thread_time()
+            obj = bsca_objectives(store, X, y, upper, alpha, xsq)
+            merges = store.counters()["n_merges"]
+            row = {"epoch": epoch, "time": stats["seconds"],
+                   "cpu": enter - last["start_cpu"] - last["monitor_cpu"],
+                   "primal": obj["primal"],
+                   "dual_tracked": obj["dual_tracked"],
+                   "dual_exact": exact_dual(X, y, alpha, kernel),
+                   "merge_fraction": (merges - last["merges"]) / n,
+                   "n_sv": store.n, "n_updates": stats["epoch_updates"]}
+            last["merges"] = merges
+            if monitor_test is not None:
+                Xt, yt = monitor_test
+                ft = store_decision_rows(store, Xt, row_sqnorms(Xt))
+                row["test_accuracy"] = float(np.mean(np.where(ft > 0, 1, -1) == yt))
+            monitor(row)
+            last["monitor_cpu"] += time.thread_time() - enter
+    res = bsca_solve(store, X.data, indices, indptr, xsq, y, upper, alpha,
+                     epochs=int(params.epochs), seed=int(params.seed if seed is None else seed),
+                     callback=report, epoch_callback=epoch_cb, trace=trace)
+    counters = store.counters()
+    info = {
+        "n_steps": int(res["t"]), "n_sv": int(store.n), "n_updates": int(res["n_updates"]),
+        "n_zero_norm": int(res["n_zero_norm"]), "epoch_updates": list(res["epoch_updates"]),
+        "n_maintenance": int(counters["n_maintenance"]), "n_merges": int(counters["n_merges"]),
+        "n_removals": int(counters["n_removals"]),
+        "n_projections": int(counters["n_projections"]), "n_inspan": int(counters["n_inspan"]),
+        "n_merge_evals": int(counters["n_merge_evals"]),
+        "n_coalesced": int(counters["n_coalesced"]),
+        "train_seconds": float(res["seconds"]),
+        "maintenance_seconds": float(res["maintenance_seconds"]),
+        "merge_fraction": counters["n_merges"] / max(int(res["t"]), 1),
+    }
+    info.update(compare_counters(counters))
+    return store, alpha, info
+
+
+def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None,
+               compare_merges=False):
+    """Train a budgeted kernel SVM by BSCA (docs/ALGORITHMS.md §3); returns a KernelModel. The
+    fit signature of every solver (solvers.SolverSpec).
+
+    Arguments as train_bsgd (params.variant/eta/radius are ignored). Binary: y = +1 for
+    label[0], −1 for label[1], C_i = C·w_{y_i}. k > 2 classes: one-vs-rest, model c trained on
+    y = +1 for class c and −1 otherwise (C_i = C·w of the row's own class), each with budget B
+    and the same seed; 'argmax' over the k decision values.
+
+    monitor(row): called per epoch (per binary model, row["model"] = class index for k > 2) with
+    time (training seconds, monitoring excluded), primal, dual_tracked, dual_exact, merge_fraction,
+    n_sv, n_updates and, with monitor_test = (X_test, y_index_test), test_accuracy.
+    ``model.train_info`` (not saved): n_steps, n_sv, n_updates, n_maintenance, n_merges,
+    n_removals, n_projections, n_inspan, n_merge_evals, merge_fraction, train_seconds,
+    maintenance_seconds, gamma, (k > 2) per_model: the info dict of every binary model;
+    compare_merges: the comparison-mode counters of train_bsgd (per binary model).
+    """
+    from budgetsvm.model import KernelModel, KernelSpec
+    labels = np.asarray(labels, dtype=np.float64)
+    k = len(labels)
+    if k < 2:
+        raise ParameterError("BSCA needs at least two classes")
+    X = canonical_csr(X)
+    n, d = X.shape
+    check_budgeted(params, d)
+    gamma = params.effective_gamma(d)
+    y_index = np.asarray(y_index, dtype=np.int32)
+    class_cost = class_costs(labels, params)
+    upper = class_cost[y_index]
+    test = None
+    if monitor_test is not None:
+        test = (canonical_csr(monitor_test[0]), np.asarray(monitor_test[1], dtype=np.int32))
+    models = [0] if k == 2 else list(range(k))
+    progress = SummedProgress(callback)
+    # In threads, the monitor's rows are kept and handed over in model order at the end, as
+    # one thread produces them (serially they go out at once, during training).
+    serial = current_threads() == 1
+    rows = {c: [] for c in models}
+
+    def fit_model(c):
+        # One binary model; the k one-vs-rest models share the data and run on the -n
+        # threads, each with its own generator seeded with --seed (the papers' setting).
+        y = np.where(y_index == c, 1, -1).astype(np.int8)
+        mon = None
+        if monitor is not None:
+            def mon(row, c=c):
+                if k > 2:
+                    row["model"] = c
+                monitor(row) if serial else rows[c].append(row)
+        mt = None if test is None else (test[0], np.where(test[1] == c, 1, -1))
+        label = labels[c]
+        report = None if callback is None else progress.reporter(
+            lambda text, steps: ovr_prefix(label, k, progress.done) + text)
+        store, alpha, info = fit_bsca_binary(X, y, upper, params, gamma, callback=report,
+                                             monitor=mon, monitor_test=mt,
+                                             compare_merges=compare_merges)
+        progress.finished()
+        sv, A, _, _ = store.export()
+        return sv, A[:, 0], info
+
+    fitted = parallel_map(fit_model, models)
+    svs = [sv for sv, _, _ in fitted]
+    coefs = [a for _, a, _ in fitted]
+    infos = [info for _, _, info in fitted]
+    for c in models:
+        for row in rows[c]:
+            monitor(row)
+    kernel = KernelSpec(params.kernel, gamma, int(params.degree), float(params.coef0))
+    if k == 2:
+        sv, coef, multiclass = svs[0], coefs[0].reshape(-1, 1), "binary"
+        info = dict(infos[0])
+    else:
+        sv = np.vstack(svs) if svs else np.zeros((0, d))
+        coef = np.zeros((sv.shape[0], k))
+        row = 0
+        for c, a in enumerate(coefs):
+            coef[row:row + a.size, c] = a
+            row += a.size
+        multiclass = "argmax"
+        info = {key: sum(i[key] for i in infos) for key in
+                ("n_steps", "n_sv", "n_updates", "n_zero_norm", "n_maintenance", "n_merges",
+                 "n_removals", "n_projections", "n_inspan", "n_merge_evals", "n_coalesced",
+                 "train_seconds",
+                 "maintenance_seconds")}
+        info["merge_fraction"] = info["n_merges"] / max(info["n_steps"], 1)
+        info["per_model"] = infos
+    info["gamma"] = gamma
+    meta = model_params(params, n, d, gamma, {"multiclass_scheme": "ovr"} if k > 2 else {})
+    meta.pop("variant", None)
+    model = KernelModel(labels, kernel, sp.csr_matrix(sv, shape=(sv.shape[0], d)), coef,
+                        np.zeros(coef.shape[1]), multiclass, "bsca", params=meta)
+    model.train_info = info
+    # one-vs-rest: model c is refitted on its own support vectors
+    bounds = np.cumsum([0] + [i["n_sv"] for i in infos])
+    groups = None if k == 2 else [(np.arange(bounds[c], bounds[c + 1]), [c]) for c in models]
+    return polish_model(model, X, y_index, class_cost, params, groups=groups,
+                        on_iteration=refit_progress(callback, progress.total))

@@ -1,0 +1,72 @@
+"""What the budgeted kernel solvers (budgetsvm/bsgd.py, budgetsvm/bsca.py) and --stream share:
+the checks of the budget options, the model's training metadata and the progress texts."""
+from budgetsvm.errors import BsvmError, ParameterError
+
+# The dense SV store needs 8·d·(B+1) bytes (budgetsvm/_budget.pxd); refuse beyond this.
+MAX_STORE_BYTES = 8 * 1024 ** 3
+
+# The maintenance search methods (lookup-*: binary merges; Crammer–Singer merging uses gss).
+AVAILABLE_MERGE_SEARCH = ("gss", "gss-precise", "lookup-h", "lookup-wd")
+
+
+def check_budgeted(params, d):
+    """Raise on budget options that cannot run on d features (merging without the RBF kernel,
+    a search not available, a store too large)."""
+    if params.maintenance == "merge" and params.merge_search not in AVAILABLE_MERGE_SEARCH:
+        raise ParameterError(f"--merge-search {params.merge_search}: not yet available")
+    if params.maintenance == "merge" and params.kernel != "rbf":
+        raise ParameterError("--maintenance merge needs the RBF kernel")
+    if int(params.budget) < 1:
+        raise ParameterError("--budget must be at least 1")
+    store_bytes = 8 * d * (int(params.budget) + 1)
+    if params.maintenance == "projection":
+        store_bytes += 16 * (int(params.budget) + 1) ** 2
+    if store_bytes > MAX_STORE_BYTES:
+        raise BsvmError(f"the support-vector store would need {store_bytes / 1024 ** 3:.1f} GB "
+                        f"({d} features x budget {params.budget}, stored densely); "
+                        "use a smaller --budget")
+
+
+def new_store(params, d, nr_coef, gamma, compare_merges=False, track_q=False):
+    """The empty SV store (budgetsvm/_budget.pyx) of a run on d features with nr_coef
+    coefficients per SV; compare_merges: its comparison mode, track_q: the margin perceptron's
+    Q (bsgd --variant mp)."""
+    from budgetsvm._budget import SVStore
+    return SVStore(d, int(params.budget), nr_coef, params.kernel, gamma, float(params.coef0),
+                   int(params.degree), params.maintenance,
+                   params.merge_search if params.maintenance == "merge" else "gss",
+                   track_q=track_q, compare=compare_merges, coalesce=params.effective_coalesce())
+
+
+def model_params(params, n, d, gamma, extra):
+    """The training metadata of a budgeted model (KernelModel.params) on n rows of d features,
+    with the solver's own entries ``extra``."""
+    meta = {
+        "C": float(params.C), "kernel": params.kernel, "gamma": float(gamma),
+        "degree": int(params.degree), "coef0": float(params.coef0),
+        "budget": int(params.budget), "epochs": int(params.epochs),
+        "maintenance": params.maintenance, "variant": params.variant,
+        "seed": int(params.seed), "n_train": int(n), "n_features": int(d),
+    }
+    if params.maintenance == "merge":
+        meta["merge_search"] = params.merge_search
+    if params.effective_coalesce():         # absent: the papers' appending (and older models)
+        meta["coalesce"] = True
+    meta.update(extra)
+    return meta
+
+
+def epoch_text(step, total, epochs, n_sv):
+    """'epoch 3/5  #SV 500' for the progress display: the core reports its step of total =
+    epochs × rows."""
+    rows = max(total // max(int(epochs), 1), 1)
+    return f"epoch {min(step // rows + 1, int(epochs))}/{int(epochs)}  #SV {n_sv}"
+
+
+def refit_progress(callback, steps):
+    """The refit's on_iteration(count) as a progress callback (the bar stays at ``steps``, the
+    solver's last step), or None without a callback."""
+    if callback is None:
+        return None
+    return lambda count: callback(steps, f"refit  iteration {count}" if count else
+                                  "refit  kernel rows")
