@@ -30,10 +30,6 @@ def bsgd_setup(params, d, n_classes, compare_merges=False):
     gamma = params.effective_gamma(d)
     variant = params.variant
     eta, radius = _variant_constants(params)
-    if variant in ("norma", "mp") and not (eta > 0):
-        raise ParameterError("--eta must be positive")
-    if variant == "mp" and not (radius > 0):
-        raise ParameterError("--radius must be positive")
     nr_coef = 1 if n_classes == 2 else n_classes
     store = new_store(params, d, nr_coef, gamma, compare_merges, track_q=(variant == "mp"))
     return store, {"variant": variant, "eta": float(eta), "radius": float(radius)}, gamma

@@ -1,23 +1,13 @@
 """What the budgeted kernel solvers (budgetsvm/bsgd.py, budgetsvm/bsca.py) and --stream share:
-the checks of the budget options, the model's training metadata and the progress texts."""
-from budgetsvm.errors import BsvmError, ParameterError
+the store-size check, the model's training metadata and the progress texts."""
+from budgetsvm.errors import BsvmError
 
 # The dense SV store needs 8·d·(B+1) bytes (budgetsvm/_budget.pxd); refuse beyond this.
 MAX_STORE_BYTES = 8 * 1024 ** 3
 
-# The maintenance search methods (lookup-*: binary merges; Crammer–Singer merging uses gss).
-AVAILABLE_MERGE_SEARCH = ("gss", "gss-precise", "lookup-h", "lookup-wd")
-
-
 def check_budgeted(params, d):
-    """Raise on budget options that cannot run on d features (merging without the RBF kernel,
-    a search not available, a store too large)."""
-    if params.maintenance == "merge" and params.merge_search not in AVAILABLE_MERGE_SEARCH:
-        raise ParameterError(f"--merge-search {params.merge_search}: not yet available")
-    if params.maintenance == "merge" and params.kernel != "rbf":
-        raise ParameterError("--maintenance merge needs the RBF kernel")
-    if int(params.budget) < 1:
-        raise ParameterError("--budget must be at least 1")
+    """Raise when the SV store of a run on d features would be too large (the options
+    themselves are checked by params.check_params, which train() calls first)."""
     store_bytes = 8 * d * (int(params.budget) + 1)
     if params.maintenance == "projection":
         store_bytes += 16 * (int(params.budget) + 1) ** 2
