@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from budgetsvm._budget import SVStore
 from budgetsvm.params import TrainParams
 from budgetsvm.train import train
+from reference.merging import merge_objective
 
 BIN = Path(sys.executable).parent
 
@@ -41,10 +42,6 @@ def write_libsvm(path, X, y):
                     + "\n")
 
 
-def merge_objective(a1, a2, logk, h):
-    return a1 * np.exp(logk * (1 - h) ** 2) + a2 * np.exp(logk * h ** 2)
-
-
 @pytest.mark.parametrize("distance", [1.0, 30.0, 300.0])
 @pytest.mark.parametrize("method,tol", [("gss", 0.01), ("gss-precise", 1e-6)])
 def test_multiclass_merge_h_on_the_negative_interval(distance, method, tol):
@@ -57,7 +54,7 @@ def test_multiclass_merge_h_on_the_negative_interval(distance, method, tol):
     h, _, wd = store.evaluate_merge(0, 1, method)
     logk = -distance ** 2
     grid = np.linspace(-5.0, 0.0, 2_000_001)
-    best = grid[np.argmax(merge_objective(-1.0, 3.0, logk, grid))]
+    best = grid[np.argmax(merge_objective(-1.0, 3.0, grid, logk=logk))]
     assert abs(h - best) <= tol + 2.5e-6, (h, best)
     assert np.isfinite(wd)
 
