@@ -3,8 +3,15 @@ kernel values our compiled kernels and the models compute."""
 import numpy as np
 
 
-def rbf(A, B, gamma):
-    """K_ij = exp(−γ ‖a_i − b_j‖²) for dense A (m × d) and B (n × d)."""
+def rbf(A, B, gamma, block=None):
+    """K_ij = exp(−γ ‖a_i − b_j‖²) for dense A (m × d) and B (n × d), in the precision of A and B
+    (float32 arrays give a float32 matrix). With block, the rows of K are computed `block` rows
+    of A at a time, so that the temporaries stay small next to a large K."""
+    if block is not None:
+        out = np.empty((A.shape[0], B.shape[0]), np.result_type(A, B))
+        for start in range(0, A.shape[0], block):
+            out[start:start + block] = rbf(A[start:start + block], B, gamma)
+        return out
     d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2 * A @ B.T
     return np.exp(-gamma * np.maximum(d2, 0))
 

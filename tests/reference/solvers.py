@@ -37,18 +37,22 @@ def pegasos(K, y, C, epochs, seed, weights=None, variant="pegasos", eta=1.0):
     return alpha
 
 
-def sca(K, y, upper, epochs, seed):
-    """Stochastic coordinate ascent on the SVM dual without bias; returns α and every step's δ."""
+def sca(K, y, upper, epochs, seed, on_epoch=None):
+    """Stochastic coordinate ascent on the SVM dual without bias (box [0, upper_i]), each step
+    computing the exact decision value from column i of K; returns α and every step's δ.
+    on_epoch(epoch, α), if given, is called after each epoch (epoch = 1, 2, …)."""
     n = len(y)
     alpha = np.zeros(n)
     rng = Random(seed)
     deltas = []
-    for _ in range(epochs):
+    for epoch in range(1, epochs + 1):
         for i in rng.permutation(n):
             f = (alpha * y) @ K[:, i]
             new = min(max(alpha[i] + (1.0 - y[i] * f) / K[i, i], 0.0), upper[i])
             deltas.append(new - alpha[i])
             alpha[i] = new
+        if on_epoch is not None:
+            on_epoch(epoch, alpha)
     return alpha, np.array(deltas)
 
 
