@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from budgetsvm._budget import SVStore
 from budgetsvm.params import TrainParams
 from budgetsvm.train import train
+from reference.data import gaussian_classes, write_libsvm
 from reference.merging import merge_objective
 
 BIN = Path(sys.executable).parent
@@ -29,17 +30,8 @@ def run(tool, *args, cwd=None):
 def hundreds(n=1000, k=3, d=20, seed=0, top=255.0):
     """k classes of n rows, d non-negative features up to a few hundred (pixel-like)."""
     rng = np.random.default_rng(seed)
-    centers = rng.uniform(0, 1, (k, d))
-    y = rng.integers(0, k, n)
-    X = np.clip(centers[y] + 0.3 * rng.standard_normal((n, d)), 0, None) * top
-    return X, y.astype(np.float64)
-
-
-def write_libsvm(path, X, y):
-    with open(path, "w") as f:
-        for row, label in zip(X, y):
-            f.write("%g" % label + "".join(f" {j + 1}:{v:.6g}" for j, v in enumerate(row) if v)
-                    + "\n")
+    X, y = gaussian_classes(rng, n, rng.uniform(0, 1, (k, d)), 0.3)
+    return np.clip(X, 0, None) * top, y.astype(np.float64)
 
 
 @pytest.mark.parametrize("distance", [1.0, 30.0, 300.0])

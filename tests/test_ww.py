@@ -21,8 +21,9 @@ from budgetsvm import _ww
 from budgetsvm.io import read_problem
 from budgetsvm.params import TrainParams
 from budgetsvm.ww import train_ww
-from reference.objectives import (ww_block_kkt_violation, ww_block_objective, ww_block_scale,
-                                  ww_primal_dual, ww_weights)
+from reference.objectives import (linear_primal, ww_block_kkt_violation, ww_block_objective,
+                                  ww_block_scale, ww_primal_dual, ww_weights)
+from reference.peers import liblinear_train, liblinear_weights
 from reference.qp import ww_block_by_enumeration, ww_block_by_lbfgs, ww_dual
 from reference.solvers import ww_algorithm_1
 
@@ -272,15 +273,10 @@ def test_deterministic_by_seed():
 
 
 def _liblinear_binary(X, y01, C):
-    liblinear = pytest.importorskip("liblinear.liblinearutil")
-    yb = np.where(y01 == 0, 1.0, -1.0)
-    m = liblinear.train(liblinear.problem(yb, sp.csr_matrix(X)),
-                        liblinear.parameter(f"-s 3 -c {C!r} -e 1e-9 -B -1 -q"))
-    d = X.shape[1]
-    w = np.array([m.w[j] for j in range(d)])
-    if m.label[0] != 1:                      # liblinear orders labels by first appearance
-        w = -w
-    return w
+    """LIBLINEAR -s 3's w for class index 0 as +1 (its label order is by first appearance)."""
+    model, _ = liblinear_train(np.where(y01 == 0, 1.0, -1.0), X, f"-s 3 -c {C!r} -e 1e-9 -B -1 -q")
+    w = liblinear_weights(model)[0]
+    return w if model.label[0] == 1 else -w
 
 
 def test_k2_equals_binary_svm_with_double_C():
@@ -292,8 +288,7 @@ def test_k2_equals_binary_svm_with_double_C():
     r = solve(X, y, 2, C, delta=1e-12, max_iter=20000)
     w_bin = _liblinear_binary(X, y, 2 * C)
     u = w_bin                                 # u = w_0 − w_1 in class-index terms
-    h = np.maximum(0.0, 1.0 - np.where(y == 0, 1.0, -1.0) * (X @ u))
-    p_bin = 0.5 * u @ u + 2 * C * h.sum()
+    p_bin = linear_primal(X, np.where(y == 0, 1.0, -1.0), 2 * C, u)
     assert abs(r.primal - 0.5 * p_bin) <= 1e-6 * p_bin
     np.testing.assert_allclose(r.W[:, 0], -r.W[:, 1], atol=1e-12)
     np.testing.assert_allclose(r.W[:, 0], u / 2, atol=1e-6 * max(1, np.abs(u).max()))

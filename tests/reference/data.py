@@ -13,23 +13,39 @@ REPO = Path(__file__).resolve().parent.parent.parent
 DATA = REPO / "data"
 
 
+def gaussian_classes(rng, n, centers, noise=1.0, labels="random", every_class_first=False):
+    """n points around the k given centres (k × d): x_i = c_{y_i} + noise·N(0, I_d), the class
+    indices y drawn first: "random" uniformly from the k classes, "balanced" n // k of each class
+    in a random order, "cyclic" y_i = i mod k (nothing drawn). every_class_first puts classes
+    0, …, k − 1 in the first k rows (after the draw). Returns (X, y)."""
+    k, d = centers.shape
+    if labels == "cyclic":
+        y = np.arange(n) % k
+    elif labels == "balanced":
+        y = np.repeat(np.arange(k), n // k)
+        y = y[rng.permutation(len(y))]
+    else:
+        y = rng.integers(0, k, n)
+    if every_class_first:
+        y[:k] = np.arange(k)
+    return centers[y] + noise * rng.standard_normal((len(y), d)), y
+
+
 def signed_blobs(n, d=2, seed=0, spread=1.2):
     """Two classes, y = +1, −1, +1, … (int8): x_i = y_i·μ + spread·N(0, I_d) with μ ~ N(0, I_d),
     then about 15 % of the entries set to 0 (sparse rows, and some rows all zero)."""
     rng = np.random.default_rng(seed)
-    y = np.where(np.arange(n) % 2 == 0, 1, -1).astype(np.int8)
-    X = np.outer(y, rng.normal(size=d)) + spread * rng.normal(size=(n, d))
+    mu = rng.standard_normal(d)
+    X, c = gaussian_classes(rng, n, np.array([mu, -mu]), spread, labels="cyclic")
     X[rng.random(X.shape) < 0.15] = 0.0
-    return X, y
+    return X, np.where(c == 0, 1, -1).astype(np.int8)
 
 
 def blobs(n, k, d=2, seed=0, spread=1.0, zeros=0.2):
     """k classes, y_i = i mod k (int32): x_i = c_{y_i} + spread·N(0, I_d) with the centres
     c ~ N(0, 4 I_d), then each entry set to 0 with probability `zeros` (sparse rows)."""
     rng = np.random.default_rng(seed)
-    centers = rng.normal(scale=2.0, size=(k, d))
-    y = np.arange(n) % k
-    X = centers[y] + spread * rng.normal(size=(n, d))
+    X, y = gaussian_classes(rng, n, 2.0 * rng.standard_normal((k, d)), spread, labels="cyclic")
     if zeros:
         X[rng.random(X.shape) < zeros] = 0.0
     return X, y.astype(np.int32)
@@ -46,6 +62,16 @@ def random_csr(rng, n, d, density=0.4, scale=1.0, values="normal"):
                       data_rvs=lambda k: rng.standard_normal(k) * scale)
     X.sort_indices()
     return X
+
+
+def write_libsvm(path, X, y, digits=6):
+    """Write dense X with labels y as a LIBSVM-format file: "label index:value …", the nonzero
+    entries only, 1-based indices, values with `digits` significant digits. Returns path."""
+    with open(path, "w") as f:
+        for row, label in zip(X, y):
+            f.write("%g" % label + "".join(f" {j + 1}:{v:.{digits}g}" for j, v in enumerate(row)
+                                           if v) + "\n")
+    return path
 
 
 def pm1(y, positive):
