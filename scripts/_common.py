@@ -16,6 +16,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# The tests' numpy oracles (tests/reference: kernels, reference solvers, objectives) serve the
+# benchmarks too, importable as `reference` as they are in the tests.
+sys.path.insert(0, str(REPO / "tests"))
 
 
 DATA_UNSET = ("BSVM_DATA is not set: point it at the folder that holds the data sets "

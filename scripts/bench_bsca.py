@@ -166,48 +166,39 @@ def run_one(job):
 # The unbudgeted reference holds the float32 kernel matrices of the training set and of the test
 # set against it; only data sets where they fit in this much memory get one (a9a: 6.3 GB).
 EXACT_KERNEL_BYTES = 7 * 2 ** 30
+BLOCK = 1024                        # rows of a kernel matrix per block (small temporaries)
 
 
 def exact_sca(X, y, Xt, yt, C, gamma, epochs, seed):
-    """Unbudgeted stochastic coordinate ascent (docs/ALGORITHMS.md §3.2 without the budget: every
-    step updates the exact decision values f = K(α∘y)), with the float32 kernel matrix, a numpy
-    permutation per epoch (seeded) and the test accuracy after every epoch. It shows how much
-    of BSCA's oscillation comes from the steps themselves rather than from merging."""
+    """Unbudgeted stochastic coordinate ascent: the reference SCA of the tests
+    (tests/reference/solvers.py; docs/ALGORITHMS.md §3.2 without the budget: every step computes
+    the exact decision value from the full kernel matrix), with float32 kernel matrices
+    (tests/reference/kernels.py), BSCA's permutation per epoch (Random(seed)) and the test
+    accuracy and the dual after every epoch. It shows how much of BSCA's oscillation comes from
+    the steps themselves rather than from merging."""
+    from reference.kernels import rbf
+    from reference.solvers import sca
     n, n_test = X.shape[0], Xt.shape[0]
     need = 4 * n * (n + n_test)
     if need > EXACT_KERNEL_BYTES:
         return {"skipped": f"kernel matrices of {need / 2 ** 30:.1f} GB exceed the "
                            f"{EXACT_KERNEL_BYTES / 2 ** 30:.0f} GB limit"}
     A, B = X.toarray().astype(np.float32), Xt.toarray().astype(np.float32)
-    a_sq = (A * A).sum(1)
-
-    def kernel(P):
-        out = np.empty((P.shape[0], n), np.float32)
-        for start in range(0, P.shape[0], 4096):
-            block = P[start:start + 4096]
-            G = block @ A.T
-            G *= -2.0
-            G += (block * block).sum(1)[:, None]
-            G += a_sq[None, :]
-            np.maximum(G, 0.0, out=G)
-            G *= -gamma
-            out[start:start + 4096] = np.exp(G, out=G)
-        return out
-
-    K, K_test = kernel(A), kernel(B)
+    K, K_test = rbf(A, A, gamma, block=BLOCK), rbf(B, A, gamma, block=BLOCK)
     yf = np.asarray(y, dtype=np.float64)
-    alpha, f = np.zeros(n), np.zeros(n)
-    rng = np.random.default_rng(seed)
-    for epoch in range(1, epochs + 1):
-        for i in rng.permutation(n):
-            delta = min(max(alpha[i] + (1.0 - yf[i] * f[i]) / K[i, i], 0.0), C) - alpha[i]
-            if delta != 0.0:
-                alpha[i] += delta
-                f += (delta * yf[i]) * K[i]
-        predicted = np.where(K_test @ (alpha * yf) > 0, 1.0, -1.0)
+
+    def times(M, v):
+        # M @ v in float64, a block of float32 rows at a time (no float64 copy of all of M)
+        return np.concatenate([M[s:s + BLOCK] @ v for s in range(0, M.shape[0], BLOCK)])
+
+    def epoch_done(epoch, alpha):
         v = alpha * yf
+        predicted = np.where(times(K_test, v) > 0, 1.0, -1.0)
         _emit("ROW", {"epoch": epoch, "test_accuracy": float(np.mean(predicted == yt)),
-                      "dual": float(alpha.sum() - 0.5 * v @ f)})
+                      "dual": float(alpha.sum() - 0.5 * v @ times(K, v))})
+
+    # K is symmetric: sca reads column i of K.T, which is row i of K, contiguous in memory
+    sca(K.T, yf, np.full(n, float(C)), epochs, seed, on_epoch=epoch_done)
     return {"epochs": epochs}
 
 

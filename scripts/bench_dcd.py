@@ -35,6 +35,8 @@ from budgetsvm.io import read_problem
 from budgetsvm.labels import group_classes
 from budgetsvm.dcd import fit_linear
 from budgetsvm.params import TrainParams
+from reference.data import pm1
+from reference.objectives import linear_primal
 
 DATASETS = ["a9a", "w8a", "ijcnn1", "sector.scale"]
 
@@ -48,8 +50,7 @@ def liblinear_primal(model, X, y, C):
         w = np.zeros(X.shape[1])
         coef = np.asarray(model.get_decfun(r)[0])[:X.shape[1]]
         w[:len(coef)] = coef
-        signs = np.where(y == labels[r], 1.0, -1.0)
-        total += 0.5 * w @ w + C * np.maximum(0.0, 1.0 - signs * (X @ w)).sum()
+        total += linear_primal(X, pm1(y, labels[r]), C, w)
     return total
 
 

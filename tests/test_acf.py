@@ -11,22 +11,20 @@ and exact statistics of the schedules (with negative controls that a wrong sched
 The mechanics (preferences, Σp, Δ ≥ 0, first sweep, canstop reset, shrinking) are checked on the
 per-sweep trace the solver records for tests.
 """
-import math
-
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from budgetsvm import _dcd
-from budgetsvm._rng import Random
+from budgetsvm.io import read_problem
 from budgetsvm.labels import group_classes
 from budgetsvm.dcd import fit_linear, info_lines
 from budgetsvm.params import TrainParams
-
-# Shared helpers of the baseline's tests (tests/ is on sys.path).
-from test_dcd import (liblinear_objectives, liblinear_train, liblinear_weights, pm1, primal,
-                      projected_gradient, qp_primal, read, rel, repo_data, shared_data)
+from reference.data import pm1, repo_data, shared_data_path
+from reference.objectives import linear_primal, projected_gradient, rel
+from reference.peers import liblinear_objectives, liblinear_train, liblinear_weights
+from reference.qp import linear_svm_primal
+from reference.solvers import acf_paper
 
 PMIN, PMAX = 0.05, 20.0
 MODES = ["on", "none"]
@@ -40,12 +38,12 @@ def acf(X, y, C, **kw):
 
 @pytest.fixture(scope="module")
 def heart():
-    return read(repo_data("heart_scale.xz"))
+    return read_problem(repo_data("heart_scale.xz"))
 
 
 @pytest.fixture(scope="module")
 def a9a():
-    return read(repo_data("a9a.xz"))
+    return read_problem(repo_data("a9a.xz"))
 
 
 def params(solver, **kw):
@@ -72,7 +70,7 @@ def compare_three(X, y, C, eps):
     for r, (a, p, b) in enumerate(zip(ours["on"], ours["none"], base)):
         assert not a["max_iter_reached"] and not p["max_iter_reached"]
         assert not b["max_iter_reached"]
-        lib_primal = primal(X, pm1(y, labels[r]), C_i, W_lib[r])
+        lib_primal = linear_primal(X, pm1(y, labels[r]), C_i, W_lib[r])
         # ACF with and without shrinking and the baseline reach the same optimum ...
         assert rel(a["primal_objective"], p["primal_objective"]) < 1e-3
         for sub in (a, p):
@@ -90,14 +88,14 @@ def test_a9a_same_optimum_as_baseline_and_liblinear(a9a):
 
 
 def test_w8a_same_optimum_as_baseline_and_liblinear():
-    X, y = read(shared_data("w8a.xz"))
+    X, y = read_problem(shared_data_path("w8a.xz"))
     compare_three(X, y, C=0.1, eps=0.01)
 
 
 def test_sector_same_optimum_as_baseline_and_liblinear():
     # eps 0.002: at 0.01 (and 0.005) the primal values of the stopping rules (max|PG| < eps
     # against M − m ≤ eps) differ by up to 1e-3 relative on a few of the 105 sub-problems
-    X, y = read(shared_data("sector.scale.xz"))
+    X, y = read_problem(shared_data_path("sector.scale.xz"))
     ours, _ = compare_three(X, y, C=1.0, eps=0.002)
     assert len(ours) == 105
 
@@ -132,7 +130,7 @@ def test_w_objectives_and_final_projected_gradient(a9a, loss, eps, mode):
     D = 0.5 / C_i if loss == "l2" else 0.0
     dual = 0.5 * w @ w - res.alpha.sum() + 0.5 * np.sum(D * res.alpha ** 2)
     assert rel(res.dual_objective, dual) < 1e-10
-    assert rel(res.primal_objective, primal(X, yb, C_i, w, loss)) < 1e-10
+    assert rel(res.primal_objective, linear_primal(X, yb, C_i, w, loss)) < 1e-10
     # One numpy sweep without updates after termination. Not guaranteed in theory: the
     # stopping sweep measures each |PG_i| before its own step, and later steps of that sweep
     # move w again; those steps are all below eps, so the drift is small in practice.
@@ -437,89 +435,11 @@ def test_wrong_shrinking_is_repaired():
         pg = projected_gradient(X, y, C_i, res.alpha, res.w)
         assert np.abs(pg).max() <= eps * (1 + 1e-9)
         if eps == 1e-8:
-            w, fun = qp_primal(X, y, C_i, "l1")
+            w, fun = linear_svm_primal(X, y, C_i, "l1")
             np.testing.assert_allclose(res.w, w, rtol=0, atol=1e-6 * max(1, np.abs(w).max()))
             assert abs(res.primal_objective - fun) <= 1e-6 * max(1, fun)
         none, _ = acf(X, y, C, eps=eps, max_iter=0, seed=1, shrink="none")
         assert rel(res.primal_objective, none.primal_objective) < 1e-3
-
-
-def reference_acf(X, y, C, eps, loss="l1", seed=1, c=0.2, pmin=PMIN, pmax=PMAX):
-    """Algorithms 3–5 of Glasmachers & Dogan (2013) with Algorithm 4's schedule and the [JC] guards
-    of docs/ALGORITHMS.md §4.4, one plain-Python float operation at a time, drawing from the
-    solvers' generator (budgetsvm._rng) in the same order. Returns (w, alpha, sweeps, updates)."""
-    n_rows = X.shape[0]
-    data, ind, ptr = X.data, X.indices, X.indptr
-    ys = np.where(np.asarray(y) > 0, 1.0, -1.0)
-    C_i = np.full(n_rows, float(C))
-    sq = [sum(data[k] * data[k] for k in range(ptr[i], ptr[i + 1])) for i in range(n_rows)]
-    U = C_i if loss == "l1" else np.full(n_rows, np.inf)
-    D = np.zeros(n_rows) if loss == "l1" else 0.5 / C_i
-    QD = [sq[i] + D[i] for i in range(n_rows)]
-    alpha = [U[i] if QD[i] <= 0 else 0.0 for i in range(n_rows)]
-    order = [i for i in range(n_rows) if QD[i] > 0]
-    n = len(order)
-    w = [0.0] * X.shape[1]
-    pref = [1.0] * n_rows
-    rng = Random(seed)
-    inv_n = 1.0 / n
-    fade = 1.0 - inv_n
-    delta_ref, first, canstop, sweeps, updates = 0.0, True, True, 0, 0
-    while True:
-        # Algorithm 4 (N summed exactly; the last row, or N ≤ 1e-6·n, takes the rest)
-        N = 0.0
-        for i in order:
-            N += pref[i]
-        schedule, j = [], 0
-        for k, i in enumerate(order):
-            r = n - j
-            mi = float(r) if k == n - 1 or N <= 1e-6 * n else min(float(r), pref[i] * r / N)
-            ni = int(mi)
-            if mi - ni > 0.0 and rng.uniform() < mi - ni:
-                ni += 1
-            schedule += [i] * ni
-            j += ni
-            N -= pref[i]
-        schedule = np.array(schedule, dtype=np.intp)
-        rng.shuffle(schedule)
-        v = 0.0
-        for i in schedule:
-            s = 0.0
-            for k in range(ptr[i], ptr[i + 1]):
-                s += w[ind[k]] * data[k]
-            g = 1.0 - ys[i] * s - (alpha[i] * D[i] if loss == "l2" else 0.0)
-            pg = 0.0 if (alpha[i] == 0.0 and g < 0.0) or (alpha[i] == U[i] and g > 0.0) else g
-            v = max(v, abs(pg))
-            delta = 0.0
-            if abs(pg) > 1e-12:
-                a_new = alpha[i] + g / QD[i]
-                if a_new < 0.0 or a_new > U[i]:
-                    a_new = 0.0 if a_new < 0.0 else U[i]
-                    mu = a_new - alpha[i]
-                    delta = mu * (g - 0.5 * mu * QD[i])
-                else:
-                    mu = a_new - alpha[i]
-                    delta = 0.5 * g * g / QD[i]
-                alpha[i] = a_new
-                for k in range(ptr[i], ptr[i + 1]):
-                    w[ind[k]] += (mu * ys[i]) * data[k]
-                updates += 1
-            if first:
-                delta_ref += delta * inv_n
-            else:
-                if delta_ref > 0.0:
-                    pref[i] = min(max(pref[i] * math.exp(c * (delta / delta_ref - 1.0)), pmin),
-                                  pmax)
-                delta_ref = fade * delta_ref + delta * inv_n
-        sweeps += 1
-        first = False
-        if v < eps:
-            if canstop:
-                return np.array(w), np.array(alpha), sweeps, updates
-            pref = [1.0] * n_rows
-            canstop = True
-        else:
-            canstop = False
 
 
 @pytest.mark.parametrize("loss,C,eps,seed", [("l1", 1.0, 1e-3, 3), ("l2", 1.0, 1e-3, 5),
@@ -528,7 +448,7 @@ def test_paper_mode_is_algorithms_3_to_5_bit_for_bit(heart, loss, C, eps, seed):
     # shrink="none" is the published algorithm exactly: the same floats, the same sweeps
     X, y = heart
     yb = pm1(y, 1.0)
-    w, alpha, sweeps, updates = reference_acf(X, yb, C, eps, loss=loss, seed=seed)
+    w, alpha, sweeps, updates = acf_paper(X, yb, C, eps, loss=loss, seed=seed)
     res, _ = acf(X, yb, C, eps=eps, max_iter=0, loss=loss, seed=seed, shrink="none")
     assert (res.n_iter, res.n_updates) == (sweeps, updates)
     assert res.w.tobytes() == w.tobytes() and res.alpha.tobytes() == alpha.tobytes()

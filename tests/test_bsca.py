@@ -1,14 +1,14 @@
 """BSCA and lookup merging in the store: the oracles of docs/ALGORITHMS.md §7.4 (and §7.3 item 6).
 
-The reference is plain numpy stochastic coordinate ascent on a full kernel matrix, replaying the
-solver's order through budgetsvm._rng.Random: epoch e visits the e-th permutation(n) drawn from
-Random(seed).
+The reference is plain numpy stochastic coordinate ascent on a full kernel matrix
+(tests/reference/solvers.py), replaying the solver's order through budgetsvm._rng.Random: epoch e
+visits the e-th permutation(n) drawn from Random(seed); the optimum is a generic QP solve
+(tests/reference/qp.py).
 """
 import time
 
 import numpy as np
 import pytest
-import scipy.optimize
 import scipy.sparse as sp
 
 from budgetsvm._bsca import bsca_solve
@@ -18,16 +18,11 @@ from budgetsvm.bsgd import train_bsgd
 from budgetsvm.labels import group_classes
 from budgetsvm.monitoring import bsca_objectives
 from budgetsvm.params import TrainParams
+from reference.data import blobs, signed_blobs
 from reference.kernels import rbf
+from reference.objectives import kernel_dual
+from reference.qp import kernel_svm_dual
 from reference.solvers import sca
-
-
-def blobs(n, d=2, seed=0, spread=1.2):
-    rng = np.random.default_rng(seed)
-    y = np.where(np.arange(n) % 2 == 0, 1, -1).astype(np.int8)
-    X = np.outer(y, rng.normal(size=d)) + spread * rng.normal(size=(n, d))
-    X[rng.random(X.shape) < 0.15] = 0.0
-    return X, y
 
 
 def run_core(X, y, C=1.0, gamma=0.5, budget=10**4, epochs=3, seed=3, maintenance="merge",
@@ -44,14 +39,9 @@ def run_core(X, y, C=1.0, gamma=0.5, budget=10**4, epochs=3, seed=3, maintenance
     return store, alpha, res, upper
 
 
-def dual(K, y, alpha):
-    v = alpha * y
-    return alpha.sum() - 0.5 * v @ K @ v
-
-
 @pytest.mark.parametrize("weights", [False, True])
 def test_unexceeded_budget_equals_sca(weights):
-    X, y = blobs(50, d=3, seed=1)
+    X, y = signed_blobs(50, d=3, seed=1)
     K = rbf(X, X, 0.5)
     upper = np.where(y > 0, 1.0, 2.5) if weights else np.full(50, 1.0)
     steps = []
@@ -70,14 +60,14 @@ def test_unexceeded_budget_equals_sca(weights):
 
 
 def test_dual_monotone_box_and_tracked_dual_exact_without_maintenance():
-    X, y = blobs(40, seed=2)
+    X, y = signed_blobs(40, seed=2)
     K = rbf(X, X, 0.5)
     Xs = sp.csr_matrix(X)
     duals = []
 
     def trace(store, alpha, t, i, dl):
         assert np.all(alpha >= 0) and np.all(alpha <= 2.0)
-        D = dual(K, y.astype(float), alpha)
+        D = kernel_dual(K, y.astype(float), alpha)
         duals.append(D)
         if t % 7 == 0:
             obj = bsca_objectives(store, Xs, y, np.full(40, 2.0), alpha)
@@ -89,7 +79,7 @@ def test_dual_monotone_box_and_tracked_dual_exact_without_maintenance():
 
 def test_box_budget_and_same_sign_merges_every_step():
     # Large C and a narrow kernel: many negative steps, so β of both signs meet in the budget.
-    X, y = blobs(80, seed=3, spread=1.5)
+    X, y = signed_blobs(80, seed=3, spread=1.5)
     C, B = 10.0, 12
     state = {"prev": {}, "max_stamp": -1, "merges": 0, "neg": 0, "checked": 0}
 
@@ -123,18 +113,13 @@ def test_box_budget_and_same_sign_merges_every_step():
 
 
 def test_sca_reaches_qp_optimum():
-    X, y = blobs(60, seed=4)
+    X, y = signed_blobs(60, seed=4)
     C = 1.0
     K = rbf(X, X, 0.5)
-    Q = (y[:, None] * y[None, :]) * K
     store, alpha, res, upper = run_core(X, y, C=C, epochs=300, budget=60 * 300)
     assert store.counters()["n_maintenance"] == 0
-    opt = scipy.optimize.minimize(lambda a: 0.5 * a @ Q @ a - a.sum(), np.zeros(60),
-                                  jac=lambda a: Q @ a - 1.0, method="L-BFGS-B",
-                                  bounds=[(0, C)] * 60,
-                                  options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 10000})
-    D_opt = -opt.fun
-    D = dual(K, y.astype(float), alpha)
+    D_opt = kernel_svm_dual(K, y, C)
+    D = kernel_dual(K, y.astype(float), alpha)
     assert D >= D_opt - 1e-6 * abs(D_opt)
     assert abs(D - D_opt) <= 1e-6 * abs(D_opt)
     P = bsca_objectives(store, sp.csr_matrix(X), y, upper, alpha)["primal"]
@@ -142,10 +127,7 @@ def test_sca_reaches_qp_optimum():
 
 
 def problem(k, n=150, seed=5):
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(scale=2.0, size=(k, 3))
-    c = np.arange(n) % k
-    X = centers[c] + rng.normal(size=(n, 3))
+    X, c = blobs(n, k, d=3, seed=seed, zeros=0)
     labels, y_index = group_classes(np.array([3.0, -1.0, 8.0, 2.0])[c])
     return sp.csr_matrix(X), y_index, labels
 
@@ -187,7 +169,7 @@ def test_train_bsca_one_vs_rest():
 
 
 def test_zero_norm_points_linear_kernel():
-    X, y = blobs(30, seed=6)
+    X, y = signed_blobs(30, seed=6)
     X[[3, 8]] = 0.0
     Xs = sp.csr_matrix(X)
     store = SVStore(2, 1000, 1, "linear", 1.0, 0.0, 3, "removal", "gss")
@@ -216,7 +198,7 @@ def test_monitor_rows_and_tracked_dual():
 
 def test_monitor_exact_dual_with_merging(monkeypatch):
     from budgetsvm import monitoring
-    X, y = blobs(120, d=3, seed=4)
+    X, y = signed_blobs(120, d=3, seed=4)
     params = TrainParams(solver="bsca", C=2.0, gamma=0.5, budget=8, epochs=2, seed=3,
                          merge_search="gss")
     rows = []
@@ -224,7 +206,7 @@ def test_monitor_exact_dual_with_merging(monkeypatch):
         sp.csr_matrix(X), y, np.full(120, 2.0), params, 0.5, monitor=rows.append)
     assert info["n_merges"] > 0
     # the exact dual of the final α from a dense numpy kernel matrix
-    assert rows[-1]["dual_exact"] == pytest.approx(dual(rbf(X, X, 0.5), y, alpha), rel=1e-10)
+    assert rows[-1]["dual_exact"] == pytest.approx(kernel_dual(rbf(X, X, 0.5), y, alpha), rel=1e-10)
     assert rows[-1]["dual_exact"] != pytest.approx(rows[-1]["dual_tracked"], rel=1e-6)
     monkeypatch.setattr(monitoring, "EXACT_DUAL_MAX_POINTS", 5)
     rows.clear()

@@ -1,8 +1,9 @@
 """BSGD and budget maintenance: the oracles of docs/ALGORITHMS.md §7.2.
 
-Reference implementations here are plain numpy (explicit shrink of every coefficient, full
-kernel matrices, least squares, grid searches) and replay the solver's index order through
-budgetsvm._rng.Random: epoch e visits the e-th permutation(n) drawn from Random(seed).
+The references are plain numpy (tests/reference: Pegasos / NORMA and the Crammer–Singer step
+with an explicit shrink of every coefficient on full kernel matrices, the merge objective; here:
+least squares, grid searches) and replay the solver's index order through budgetsvm._rng.Random:
+epoch e visits the e-th permutation(n) drawn from Random(seed).
 """
 import numpy as np
 import pytest
@@ -14,17 +15,10 @@ from budgetsvm._rng import Random
 from budgetsvm.bsgd import fit_bsgd, train_bsgd
 from budgetsvm.labels import group_classes
 from budgetsvm.params import TrainParams
+from reference.data import blobs
 from reference.kernels import rbf
-from reference.solvers import pegasos
-
-
-def blobs(n, k, d=2, seed=0, spread=1.0):
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(scale=2.0, size=(k, d))
-    y = np.arange(n) % k
-    X = centers[y] + spread * rng.normal(size=(n, d))
-    X[rng.random(X.shape) < 0.2] = 0.0          # some sparsity
-    return X, y.astype(np.int32)
+from reference.merging import merge_objective
+from reference.solvers import crammer_singer_step, pegasos_rbf
 
 
 def run_core(X, y_index, nr_coef, C=1.0, gamma=0.5, budget=10**6, epochs=1, seed=3,
@@ -61,10 +55,6 @@ def test_gss_iteration_counts():
     assert gss(0.3, 0.7, -1.0, 0.0, 1.0, 1e-10)[1] == 48
 
 
-def s_objective(m, logk, h):
-    return m * np.exp(logk * (1 - h) ** 2) + (1 - m) * np.exp(logk * h ** 2)
-
-
 @pytest.mark.parametrize("seed", range(5))
 def test_gss_matches_dense_grid(seed):
     rng = np.random.default_rng(seed)
@@ -72,13 +62,13 @@ def test_gss_matches_dense_grid(seed):
     for _ in range(40):
         m, kappa = rng.uniform(0.02, 0.98), rng.uniform(0.15, 0.99)   # unimodal: κ > e^−2
         logk = np.log(kappa)
-        values = s_objective(m, logk, grid)
+        values = merge_objective(m, 1 - m, grid, logk=logk)
         h_grid = grid[np.argmax(values)]
         h, _ = gss(m, 1 - m, logk, 0.0, 1.0, 0.01)
         assert abs(h - h_grid) < 0.01
         lo, hi = (0.5, 1.0) if m >= 0.5 else (0.0, 0.5)
         h_precise, _ = gss(m, 1 - m, logk, lo, hi, 1e-10)
-        assert s_objective(m, logk, h_precise) >= values.max() - 1e-12
+        assert merge_objective(m, 1 - m, h_precise, logk=logk) >= values.max() - 1e-12
         assert abs(h_precise - h_grid) < 2e-4
 
 
@@ -239,14 +229,6 @@ def test_projection_linear_kernel_projects_in_span_points():
 # BSGD against plain numpy references
 # ---------------------------------------------------------------------------------------------
 
-def numpy_pegasos(X, y_index, C, gamma, epochs, seed, class_weight=(1.0, 1.0),
-                  variant="pegasos", eta=1.0):
-    """tests/reference/solvers.py's Pegasos on the RBF kernel matrix of dense X (binary)."""
-    y = np.where(y_index == 0, 1.0, -1.0)
-    return pegasos(rbf(X, X, gamma), y, C, epochs, seed,
-                   weights=np.asarray(class_weight)[y_index], variant=variant, eta=eta)
-
-
 @pytest.mark.parametrize("epochs,class_weight", [(1, (1.0, 1.0)), (3, (1.0, 1.0)),
                                                  (2, (2.0, 0.5))])
 def test_bsgd_equals_numpy_pegasos(epochs, class_weight):
@@ -260,7 +242,7 @@ def test_bsgd_equals_numpy_pegasos(epochs, class_weight):
     store, res = run_core(X, y, 1, C=C, gamma=gamma, epochs=epochs, class_weight=class_weight,
                           trace=trace)
     assert store.counters()["n_maintenance"] == 0
-    ref = numpy_pegasos(X, y, C, gamma, epochs, 3, class_weight)
+    ref = pegasos_rbf(X, y, C, gamma, epochs, 3, class_weight)
     got = aggregate(store, res["s"], 60)[:, 0]
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
     # Invariants: s_t = 1/t and |a_j| = w_j nC.
@@ -274,7 +256,7 @@ def test_bsgd_equals_numpy_pegasos(epochs, class_weight):
 def test_bsgd_norma_equals_numpy():
     X, y = blobs(50, 2, d=3, seed=5)
     store, res = run_core(X, y, 1, C=0.5, gamma=0.5, epochs=2, variant="norma", eta=0.7)
-    ref = numpy_pegasos(X, y, 0.5, 0.5, 2, 3, variant="norma", eta=0.7)
+    ref = pegasos_rbf(X, y, 0.5, 0.5, 2, 3, variant="norma", eta=0.7)
     np.testing.assert_allclose(aggregate(store, res["s"], 50)[:, 0], ref, rtol=1e-10,
                                atol=1e-12)
 
@@ -312,20 +294,6 @@ def test_budget_respected_every_step(maintenance, k):
     assert store.n == B and store.counters()["n_maintenance"] > 0
 
 
-def numpy_crammer_singer_step(alpha, K, y, i, t, nC, w):
-    """One multi-class Pegasos step on the aggregated coefficients alpha (n × k)."""
-    f = alpha.T @ K[:, i]
-    k = alpha.shape[1]
-    others = [r for r in range(k) if r != y[i]]
-    runner = others[int(np.argmax(f[others]))]
-    eta_t = nC / t
-    if t > 1:
-        alpha *= (t - 1) / t
-    if 1 + f[runner] - f[y[i]] > 0:
-        alpha[i, y[i]] += eta_t * w[y[i]]
-        alpha[i, runner] -= eta_t * w[y[i]]
-
-
 def test_multiclass_equals_numpy_step_by_step():
     X, y = blobs(45, 3, d=3, seed=9, spread=1.5)
     C, gamma, n = 1.5, 0.5, 45
@@ -336,7 +304,7 @@ def test_multiclass_equals_numpy_step_by_step():
     order = np.concatenate([rng.permutation(n) for _ in range(2)])
 
     def trace(store, t, s):
-        numpy_crammer_singer_step(alpha, K, y, order[t - 1], t, n * C, w)
+        crammer_singer_step(alpha, K, y, order[t - 1], t, n * C, w)
         np.testing.assert_allclose(aggregate(store, s, n), alpha, rtol=1e-10,
                                    atol=1e-10 * max(1.0, np.abs(alpha).max()))
         A = store.export()[1]

@@ -24,18 +24,11 @@ from budgetsvm.problem import csr_arrays
 from budgetsvm.labels import group_classes
 from budgetsvm.params import TrainParams
 from budgetsvm.stream import train_bsgd_stream
+from reference.data import signed_blobs
 from reference.kernels import rbf
 from reference.solvers import pegasos, sca
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-
-
-def blobs(n, d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    y = np.where(np.arange(n) % 2 == 0, 1, -1)
-    X = np.outer(y, rng.normal(size=d)) + 1.3 * rng.normal(size=(n, d))
-    X[rng.random(X.shape) < 0.15] = 0.0
-    return X, y
 
 
 def check_distinct_origins(store):
@@ -46,7 +39,7 @@ def check_distinct_origins(store):
 
 
 def test_bsgd_with_budget_n_equals_unbudgeted_pegasos_over_epochs():
-    X, y = blobs(60)
+    X, y = signed_blobs(60, d=3, spread=1.3)
     Xs = sp.csr_matrix(X)
     store = SVStore(3, 60, 1, "rbf", 0.5, 0.0, 3, "removal", "gss", coalesce=True)
     y_index = np.where(y > 0, 0, 1).astype(np.int32)
@@ -62,7 +55,7 @@ def test_bsgd_with_budget_n_equals_unbudgeted_pegasos_over_epochs():
 
 
 def test_bsca_with_budget_n_equals_unbudgeted_sca_over_epochs():
-    X, y = blobs(50, seed=1)
+    X, y = signed_blobs(50, d=3, seed=1, spread=1.3)
     Xs = sp.csr_matrix(X)
     K = rbf(X, X, 0.5)
     store = SVStore(3, 50, 1, "rbf", 0.5, 0.0, 3, "merge", "gss", coalesce=True)
@@ -82,7 +75,7 @@ def test_bsca_with_budget_n_equals_unbudgeted_sca_over_epochs():
 
 @pytest.mark.parametrize("maintenance", ["removal", "projection", "merge"])
 def test_rows_stay_distinct_through_every_deletion_and_merge(maintenance):
-    X, y = blobs(40, seed=2)
+    X, y = signed_blobs(40, d=3, seed=2, spread=1.3)
     Xs = sp.csr_matrix(X)
     # B = 30 of 40 rows: maintenance happens, and rows are revisited while still stored
     store = SVStore(3, 30, 1, "rbf", 0.5, 0.0, 3, maintenance, "gss", coalesce=True)
@@ -100,7 +93,7 @@ def test_rows_stay_distinct_through_every_deletion_and_merge(maintenance):
 
 
 def test_coalescing_keeps_the_decision_function_without_maintenance():
-    X, y = blobs(40, seed=3)
+    X, y = signed_blobs(40, d=3, seed=3, spread=1.3)
     Xs = sp.csr_matrix(X)
     y_index = np.where(y > 0, 0, 1).astype(np.int32)
     out = []
@@ -130,7 +123,7 @@ def test_budget_counts_distinct_vectors(solver):
 
 
 def test_streaming_coalesces_by_global_row_number(tmp_path):
-    X, y = blobs(3000, d=2, seed=4)
+    X, y = signed_blobs(3000, d=2, seed=4, spread=1.3)
     path = tmp_path / "d.txt"
     with open(path, "w") as f:
         for row, label in zip(X, y):

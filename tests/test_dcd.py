@@ -6,117 +6,34 @@ and its weights), a generic bound-constrained QP solve with scipy, and numpy rec
 w, the projected gradients and the objectives from the returned α.
 """
 import _thread
-import ctypes
-import lzma
-import os
-import shutil
 import signal
-import tempfile
 import threading
 import time
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.optimize import minimize
 
 from budgetsvm import _dcd
+from budgetsvm.io import read_problem
 from budgetsvm.labels import group_classes
 from budgetsvm.dcd import fit_linear, info_lines
 from budgetsvm.problem import append_bias_column
 from budgetsvm.params import TrainParams
+from reference.data import pm1, repo_data, shared_data_path
+from reference.objectives import linear_primal, projected_gradient, rel
+from reference.peers import liblinear_objectives, liblinear_train, liblinear_weights
+from reference.qp import linear_svm_primal
 
-liblinear = pytest.importorskip("liblinear.liblinearutil")
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+pytest.importorskip("liblinear.liblinearutil")
 
 
 # ---------------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------------
 
-def read(path, n_features=None):
-    """(X CSR float64, y) through budgetsvm.io.read_problem, or sklearn while it is missing."""
-    try:
-        from budgetsvm.io import read_problem
-    except ImportError:
-        from sklearn.datasets import load_svmlight_file
-        with tempfile.NamedTemporaryFile(suffix=".txt") as tmp:
-            with lzma.open(path) as src:
-                shutil.copyfileobj(src, tmp)
-            tmp.flush()
-            X, y = load_svmlight_file(tmp.name, n_features=n_features)
-        return sp.csr_matrix(X, dtype=np.float64), y
-    return read_problem(path, n_features=n_features)
-
-
-def repo_data(name):
-    return os.path.join(REPO, "data", name)
-
-
-def shared_data(name):
-    """A file from $BSVM_DATA: skip when the variable is unset, fail when the file is missing."""
-    folder = os.environ.get("BSVM_DATA")
-    if not folder:
-        pytest.skip("BSVM_DATA is not set (folder with the benchmark data sets)")
-    path = os.path.join(folder, name)
-    if not os.path.exists(path):
-        pytest.fail(f"BSVM_DATA is set but {path} does not exist")
-    return path
-
-
-_libc = ctypes.CDLL(None)
-
-
-def liblinear_train(y, X, options):
-    """Train LIBLINEAR and return (model, what its C code printed on file descriptor 1)."""
-    fd, path = tempfile.mkstemp()
-    saved = os.dup(1)
-    try:
-        _libc.fflush(None)
-        os.dup2(fd, 1)
-        model = liblinear.train(np.asarray(y, dtype=np.float64), sp.csr_matrix(X), options)
-        _libc.fflush(None)
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(fd)
-    with open(path) as f:
-        out = f.read()
-    os.unlink(path)
-    return model, out
-
-
-def liblinear_objectives(out):
-    assert "reaching max number of iterations" not in out, out
-    return [float(line.split("=")[1]) for line in out.splitlines()
-            if line.startswith("Objective value")]
-
-
-def liblinear_weights(model):
-    """LIBLINEAR's weights as (nr_w, nr_feature [+1 for the bias]) in its label order."""
-    nr_w = model.nr_class if model.nr_class > 2 else 1
-    rows = model.nr_feature + (1 if model.bias >= 0 else 0)
-    W = np.ctypeslib.as_array(model.w, (rows * nr_w,)).reshape(rows, nr_w).T.copy()
-    return W
-
-
 def with_bias(X, bias):
     return append_bias_column(X, bias) if bias >= 0 else X
-
-
-def primal(X, y, C_i, w, loss="l1"):
-    # ½‖w‖² + Σ C_i ξ_i (or ξ_i²)
-    xi = np.maximum(0.0, 1.0 - y * (X @ w))
-    return 0.5 * w @ w + np.sum(C_i * (xi ** 2 if loss == "l2" else xi))
-
-
-def projected_gradient(X, y, C_i, alpha, w, loss="l1"):
-    # ascent-form PG of every coordinate, recomputed from α and w
-    D = 0.5 / C_i if loss == "l2" else np.zeros_like(C_i)
-    U = np.full_like(C_i, np.inf) if loss == "l2" else C_i
-    g = 1.0 - y * (X @ w) - D * alpha
-    return np.where(alpha <= 0, np.maximum(g, 0), np.where(alpha >= U, np.minimum(g, 0), g))
 
 
 def solve(X, y, C, **kw):
@@ -125,23 +42,15 @@ def solve(X, y, C, **kw):
     return _dcd.dcd_solve(X.data, X.indices, X.indptr, y, C_i, X.shape[1], **kw), C_i
 
 
-def pm1(y, positive):
-    return np.where(y == positive, 1.0, -1.0)
-
-
-def rel(a, b):
-    return abs(a - b) / max(abs(a), abs(b))
-
-
 @pytest.fixture(scope="module")
 def heart():
-    return read(repo_data("heart_scale.xz"))
+    return read_problem(repo_data("heart_scale.xz"))
 
 
 @pytest.fixture(scope="module")
 def a9a():
-    X, y = read(repo_data("a9a.xz"))
-    Xt, yt = read(repo_data("a9a.t.xz"), n_features=X.shape[1])
+    X, y = read_problem(repo_data("a9a.xz"))
+    Xt, yt = read_problem(repo_data("a9a.t.xz"), n_features=X.shape[1])
     return X, y, Xt, yt
 
 
@@ -171,8 +80,8 @@ def compare_binary(X, y, C, eps, bias=-1.0, Xt=None, yt=None, extra=""):
     w_ours = np.append(coef[0], bias_coef[0]) if bias >= 0 else coef[0]
     w_lib = liblinear_weights(model)[0]
     C_i = np.full(X.shape[0], C)
-    assert rel(info[0]["primal_objective"], primal(Xb, yb, C_i, w_ours)) < 1e-12
-    assert rel(info[0]["primal_objective"], primal(Xb, yb, C_i, w_lib)) < 1e-3
+    assert rel(info[0]["primal_objective"], linear_primal(Xb, yb, C_i, w_ours)) < 1e-12
+    assert rel(info[0]["primal_objective"], linear_primal(Xb, yb, C_i, w_lib)) < 1e-3
     assert rel(info[0]["dual_objective"], objective) < 1e-3
     assert not info[0]["max_iter_reached"]
     if Xt is not None:
@@ -195,8 +104,8 @@ def test_a9a_vs_liblinear(a9a, C):
 
 
 def test_dna_one_vs_rest_vs_liblinear():
-    X, y = read(shared_data("dna.scale.xz"))
-    Xt, yt = read(shared_data("dna.scale.t.xz"), n_features=X.shape[1])
+    X, y = read_problem(shared_data_path("dna.scale.xz"))
+    Xt, yt = read_problem(shared_data_path("dna.scale.t.xz"), n_features=X.shape[1])
     C, eps = 0.1, 0.01
     labels, y_index = group_classes(y)
     coef, bias_coef, multiclass, info = fit_linear(
@@ -210,7 +119,7 @@ def test_dna_one_vs_rest_vs_liblinear():
     for r, sub in enumerate(info):       # sub-problem r: class r against the rest
         yr = pm1(y, labels[r])
         assert sub["label"] == labels[r]
-        assert rel(sub["primal_objective"], primal(X, yr, C_i, W_lib[r])) < 1e-3
+        assert rel(sub["primal_objective"], linear_primal(X, yr, C_i, W_lib[r])) < 1e-3
         assert rel(sub["dual_objective"], objectives[r]) < 1e-3
         assert not sub["max_iter_reached"]
     assert rel(sum(s["dual_objective"] for s in info), sum(objectives)) < 1e-3
@@ -230,7 +139,8 @@ def test_class_weights_binary_vs_liblinear(heart):
     (objective,) = liblinear_objectives(out)
     C_i = np.where(y == 1, 3.0 * C, 0.5 * C)
     assert rel(info[0]["dual_objective"], objective) < 1e-3
-    assert rel(info[0]["primal_objective"], primal(X, pm1(y, 1), C_i, liblinear_weights(model)[0])) < 1e-3
+    w_lib = liblinear_weights(model)[0]
+    assert rel(info[0]["primal_objective"], linear_primal(X, pm1(y, 1), C_i, w_lib)) < 1e-3
 
 
 def test_class_weights_one_vs_rest_vs_liblinear():
@@ -252,7 +162,7 @@ def test_class_weights_one_vs_rest_vs_liblinear():
         yr = pm1(y, label)
         C_i = np.where(y == label, weights.get(label, 1.0) * C, C)
         assert rel(info[r]["dual_objective"], objectives[r]) < 1e-3
-        assert rel(info[r]["primal_objective"], primal(X, yr, C_i, W_lib[r])) < 1e-3
+        assert rel(info[r]["primal_objective"], linear_primal(X, yr, C_i, W_lib[r])) < 1e-3
 
 
 def test_unknown_weight_label_warns(heart):
@@ -265,29 +175,6 @@ def test_unknown_weight_label_warns(heart):
 # ---------------------------------------------------------------------------------------------
 # 2. Tiny problems against a generic QP solve
 # ---------------------------------------------------------------------------------------------
-
-def qp_primal(X, y, C_i, loss):
-    """min ½‖w‖² + Σ C_i ξ_i (or ξ_i²) s.t. y_i⟨w,x_i⟩ + ξ_i ≥ 1, ξ ≥ 0 by SLSQP over (w, ξ).
-
-    A generic constrained solve that shares nothing with our code; w is unique.
-    """
-    Xd = X.toarray()
-    n, d = Xd.shape
-    A = np.hstack([y[:, None] * Xd, np.eye(n)])
-
-    def f(v):
-        w, xi = v[:d], v[d:]
-        if loss == "l2":
-            return 0.5 * w @ w + np.sum(C_i * xi ** 2), np.concatenate([w, 2 * C_i * xi])
-        return 0.5 * w @ w + np.sum(C_i * xi), np.concatenate([w, C_i])
-
-    res = minimize(f, np.concatenate([np.zeros(d), np.ones(n)]), jac=True, method="SLSQP",
-                   bounds=[(None, None)] * d + [(0, None)] * n,
-                   constraints=[{"type": "ineq", "fun": lambda v: A @ v - 1.0,
-                                 "jac": lambda v: A}],
-                   options={"ftol": 1e-15, "maxiter": 10000})
-    return res.x[:d], res.fun
-
 
 @pytest.mark.parametrize("core", ["dcd_solve", "acf_solve", "acf_solve:none"])
 @pytest.mark.parametrize("loss", ["l1", "l2"])
@@ -303,7 +190,7 @@ def test_tiny_problem_matches_qp(loss, n, d, core):
     extra = {"shrink": mode} if mode else {}
     res = getattr(_dcd, name)(X.data, X.indices, X.indptr, y, C_i, X.shape[1], eps=1e-8,
                               max_iter=0, loss=loss, **extra)
-    w, fun = qp_primal(X, y, C_i, loss)
+    w, fun = linear_svm_primal(X, y, C_i, loss)
     assert not res.max_iter_reached
     np.testing.assert_allclose(res.w, w, rtol=0, atol=1e-6 * max(1, np.abs(w).max()))
     assert abs(res.primal_objective - fun) <= 1e-6 * max(1, fun)
@@ -315,7 +202,7 @@ def test_tiny_problem_matches_qp(loss, n, d, core):
         np.testing.assert_allclose(res.alpha, 2 * C_i * xi, rtol=0, atol=1e-6 * max(1, res.alpha.max()))
     else:
         assert np.all((res.alpha >= 0) & (res.alpha <= C_i))
-    assert rel(res.primal_objective, primal(X, y, C_i, res.w, loss)) < 1e-12
+    assert rel(res.primal_objective, linear_primal(X, y, C_i, res.w, loss)) < 1e-12
 
 
 # ---------------------------------------------------------------------------------------------
@@ -338,7 +225,7 @@ def test_w_and_final_projected_gradient(a9a, loss, eps):
     D = 0.5 / C_i if loss == "l2" else 0.0
     dual = 0.5 * w @ w - res.alpha.sum() + 0.5 * np.sum(D * res.alpha ** 2)
     assert rel(res.dual_objective, dual) < 1e-10
-    assert rel(res.primal_objective, primal(X, yb, C_i, w, loss)) < 1e-10
+    assert rel(res.primal_objective, linear_primal(X, yb, C_i, w, loss)) < 1e-10
     assert res.n_updates > 0 and res.n_iter >= 1
 
 

@@ -14,6 +14,7 @@ from budgetsvm import io
 from budgetsvm.errors import BsvmError
 from budgetsvm.estimators import BudgetSVC, LinearSVC, WWLinearSVC, load
 from budgetsvm.train import check_solver
+from reference.data import gaussian_classes
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.model_selection import GridSearchCV  # noqa: E402
@@ -169,13 +170,10 @@ def test_python_probability_model_with_bsvm_predict(tmp_path, heart):
 
 
 def _three_class(seed=0, n=90):
-    rng = np.random.default_rng(seed)
+    """Labels 3, 1, 2 (n/3 each, in a random order) around three fixed centres."""
     centers = np.array([[2.0, 0.0], [-1.0, 2.0], [-1.0, -2.0]])
-    y = np.repeat([3.0, 1.0, 2.0], n // 3)
-    perm = rng.permutation(len(y))
-    y = y[perm]
-    X = centers[[{3.0: 0, 1.0: 1, 2.0: 2}[v] for v in y]] + rng.normal(0, 0.6, (len(y), 2))
-    return X, y
+    X, c = gaussian_classes(np.random.default_rng(seed), n, centers, 0.6, labels="balanced")
+    return X, np.array([3.0, 1.0, 2.0])[c]
 
 
 @pytest.mark.parametrize("make", [lambda: LinearSVC(), lambda: WWLinearSVC(),

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from budgetsvm import _lookup as L
+from reference.merging import merge_objective, weight_degradation
 
 N = 400                      # grid intervals per axis
 DELTA = 1.0 / N
@@ -21,14 +22,6 @@ E2 = math.exp(-2.0)
 @pytest.fixture(scope="module")
 def tables():
     return L.get_tables()
-
-
-def s_np(m, kappa, h):
-    return m * np.power(kappa, (1.0 - h) ** 2) + (1.0 - m) * np.power(kappa, h * h)
-
-
-def wd_np(m, kappa, h):
-    return m * m + (1.0 - m) ** 2 + 2.0 * m * (1.0 - m) * kappa - s_np(m, kappa, h) ** 2
 
 
 def bilinear_np(table, m_lo, m, kappa):
@@ -44,7 +37,7 @@ def bilinear_np(table, m_lo, m, kappa):
 
 
 def precise_wd(m, kappa):
-    return wd_np(m, kappa, L.robust_h(m, kappa, 1e-10))
+    return weight_degradation(m, kappa, L.robust_h(m, kappa, 1e-10))
 
 
 # --------------------------------------------------------------------------------------------
@@ -105,7 +98,7 @@ def test_nodes_vs_dense_h_grid(tables):
     for chunk in np.array_split(nodes, 15):
         m = chunk[:, 0:1] / N
         kappa = chunk[:, 1:2] / N
-        s_dense = s_np(m, kappa, hgrid[None, :]).max(axis=1)
+        s_dense = merge_objective(m, 1.0 - m, hgrid[None, :], kappa=kappa).max(axis=1)
         wd_dense = (m * m + (1 - m) ** 2 + 2 * m * (1 - m) * kappa)[:, 0] - s_dense ** 2
         wd_tab = tables.wd_table[chunk[:, 0], chunk[:, 1]]
         # the grid maximum can never beat the true maximum by more than rounding
@@ -119,7 +112,7 @@ def test_folded_h_is_table_maximiser(tables):
     """Rows m ≥ ½ of the WD table are the closed form at the stored folded h."""
     i = np.arange(N // 2, N + 1)[:, None]
     j = np.arange(N + 1)[None, :]
-    wd = wd_np(i / N, j / N, tables.h_table)
+    wd = weight_degradation(i / N, j / N, tables.h_table)
     wd[:, -1] = 0.0
     np.testing.assert_allclose(tables.wd_table[N // 2:], wd, rtol=0, atol=1e-15)
 
@@ -129,7 +122,7 @@ def test_mirrored_rows_equal_independent_search(tables):
     m, kappa = np.meshgrid(np.arange(N // 2) / N, np.arange(N + 1) / N, indexing="ij")
     h = L.robust_h(m, kappa, 1e-10)
     assert (h <= 0.5).all()
-    wd = wd_np(m, kappa, h)
+    wd = weight_degradation(m, kappa, h)
     wd[:, -1] = 0.0
     np.testing.assert_allclose(tables.wd_table[:N // 2], wd, rtol=0, atol=1e-12)
 
@@ -176,7 +169,7 @@ def test_lookup_wd_vs_precise(tables, random_queries):
 def test_lookup_h_vs_precise(tables, random_queries):
     """WD at the Lookup-h position is never better than precise and close to it."""
     m, kappa, wd_precise = random_queries
-    excess = wd_np(m, kappa, tables.h(m, kappa)) - wd_precise
+    excess = weight_degradation(m, kappa, tables.h(m, kappa)) - wd_precise
     inner = (m >= 0.05) & (m <= 0.95) & (kappa <= 0.98)
     rel = excess[inner] / wd_precise[inner]
     rel_all = excess[wd_precise > 0] / wd_precise[wd_precise > 0]
@@ -218,7 +211,7 @@ DISC_POINTS = [(0.5 + 0.3 / N, 0.05, "upper"), (0.5 - 0.3 / N, 0.05, "lower")]
 def test_discontinuity_folded_table(tables, m, kappa, side):
     h = tables.h(m, kappa)
     assert (h > 0.9) if side == "upper" else (h < 0.1)
-    assert wd_np(m, kappa, h) - precise_wd(m, kappa) <= 1e-6
+    assert weight_degradation(m, kappa, h) - precise_wd(m, kappa) <= 1e-6
     # Lookup-WD has no problem there either: WD is continuous
     assert abs(tables.wd(m, kappa) - precise_wd(m, kappa)) <= 1e-4
 
@@ -232,20 +225,20 @@ def test_discontinuity_naive_unfolded_table_fails():
     for mq, kq, side in DISC_POINTS:
         h = float(bilinear_np(h_full, 0.0, mq, kq))
         ok_h = (h > 0.9) if side == "upper" else (h < 0.1)
-        ok_wd = wd_np(mq, kq, h) - precise_wd(mq, kq) <= 1e-6
+        ok_wd = weight_degradation(mq, kq, h) - precise_wd(mq, kq) <= 1e-6
         failures += not (ok_h and ok_wd)
     assert failures >= 1
     mq, kq, _ = DISC_POINTS[1]
     h = float(bilinear_np(h_full, 0.0, mq, kq))
     assert 0.1 < h < 0.9
-    assert wd_np(mq, kq, h) / precise_wd(mq, kq) > 1.1
+    assert weight_degradation(mq, kq, h) / precise_wd(mq, kq) > 1.1
     # over the whole cell left of ½ with κ < e^-2 the naive table loses up to ~100 % WD, the
     # folded one nothing measurable
     rng = np.random.default_rng(5)
     mq = 0.5 - DELTA * rng.random(100_000)
     kq = E2 * rng.random(100_000)
-    ratio_naive = wd_np(mq, kq, bilinear_np(h_full, 0.0, mq, kq)) / precise_wd(mq, kq)
-    ratio_folded = wd_np(mq, kq, L.get_tables().h(mq, kq)) / precise_wd(mq, kq)
+    ratio_naive = weight_degradation(mq, kq, bilinear_np(h_full, 0.0, mq, kq)) / precise_wd(mq, kq)
+    ratio_folded = weight_degradation(mq, kq, L.get_tables().h(mq, kq)) / precise_wd(mq, kq)
     print(f"\ncell left of ½, κ < e^-2: naive h-table WD ratio max {ratio_naive.max():.3f}, "
           f"folded {ratio_folded.max():.7f}")
     assert ratio_naive.max() > 1.5
@@ -363,5 +356,5 @@ def test_plain_gss_stays_on_the_dominant_side():
     kappa = rng.random(50_000) * E2
     h_std = L.gss_h(m, kappa, 0.01)
     assert not (((h_std - 0.5) * (m - 0.5) < 0) & (np.abs(h_std - 0.5) > 1e-3)).any()
-    excess = wd_np(m, kappa, h_std) - precise_wd(m, kappa)
+    excess = weight_degradation(m, kappa, h_std) - precise_wd(m, kappa)
     assert excess.min() >= -1e-13 and excess.max() <= 1e-3

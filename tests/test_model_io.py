@@ -14,6 +14,7 @@ from budgetsvm import model as model_mod
 from budgetsvm.errors import BsvmError, ModelFormatError
 from budgetsvm.model import KernelModel, KernelSpec, LinearModel
 from budgetsvm.model_io import FORMAT_VERSION, dumps_model, load_model, save_model
+from reference.data import gaussian_classes, random_csr
 
 liblinearutil = pytest.importorskip("liblinear.liblinearutil")
 svmutil = pytest.importorskip("libsvm.svmutil")
@@ -59,13 +60,6 @@ def nasty_reals(rng, shape):
     special = [-0.0, 5e-324, 1.7976931348623157e308, -2.2250738585072014e-308, 0.1, 1 / 3]
     flat[: min(len(flat), len(special))] = special[: len(flat)]
     return x
-
-
-def random_csr(rng, n, d, density=0.4, scale=1.0):
-    X = sp.random(n, d, density=density, format="csr", random_state=rng.integers(1 << 30),
-                  data_rvs=lambda k: rng.standard_normal(k) * scale)
-    X.sort_indices()
-    return X
 
 
 ALL_PARAMS = {"C": 0.5, "seed": 7, "maintenance": "merge", "shrinking": True, "gamma_given": None,
@@ -118,10 +112,7 @@ def heart():
 
 def three_class(rng, n=150, d=6):
     """A small synthetic 3-class set with labels 5, 2, 9 (first occurrence order 5, 2, 9)."""
-    centers = rng.standard_normal((3, d)) * 2
-    y_idx = rng.integers(0, 3, size=n)
-    y_idx[:3] = [0, 1, 2]
-    X = centers[y_idx] + rng.standard_normal((n, d))
+    X, y_idx = gaussian_classes(rng, n, rng.standard_normal((3, d)) * 2, every_class_first=True)
     X[np.abs(X) < 0.3] = 0.0
     return sp.csr_matrix(X), np.array([5.0, 2.0, 9.0])[y_idx]
 

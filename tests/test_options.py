@@ -12,8 +12,9 @@ import pytest
 
 from budgetsvm.io import write_problem
 from budgetsvm.model_io import load_model
+from reference.data import blobs
 from reference.kernels import rbf
-from test_bsgd import blobs, numpy_pegasos
+from reference.solvers import pegasos_rbf
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
@@ -166,7 +167,7 @@ def test_eta_is_the_norma_learning_rate_constant(tmp_path):
     assert result.returncode == 0, result.stderr.decode()
     model = load_model(str(tmp_path / "m"))
     assert model.params["variant"] == "norma" and model.params["eta"] == 0.7
-    alpha = numpy_pegasos(X, y, 0.5, 0.5, 2, 3, variant="norma", eta=0.7)
+    alpha = pegasos_rbf(X, y, 0.5, 0.5, 2, 3, variant="norma", eta=0.7)
     expected = alpha @ rbf(X, Xt, 0.5)
     got = model.decision_function(Xt)[:, 0]
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)

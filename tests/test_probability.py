@@ -13,6 +13,7 @@ from budgetsvm import io, model_io, probability
 from budgetsvm.errors import BsvmError
 from budgetsvm.params import TrainParams
 from budgetsvm.train import check_solver, train
+from reference.data import gaussian_classes
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -54,12 +55,9 @@ def test_sigmoid_predict_is_overflow_safe():
 
 
 def three_class_blobs(n=240, seed=0):
-    rng = np.random.default_rng(seed)
     centers = np.array([[1.0, 0.0, 0.5], [-0.5, 1.0, 0.0], [-0.5, -1.0, -0.5]])
-    labels = np.array([2.0, 7.0, 5.0])
-    c = rng.integers(0, 3, n)
-    X = centers[c] + rng.normal(0, 0.7, (n, 3))
-    return sp.csr_matrix(X), labels[c]
+    X, c = gaussian_classes(np.random.default_rng(seed), n, centers, 0.7)
+    return sp.csr_matrix(X), np.array([2.0, 7.0, 5.0])[c]
 
 
 @pytest.mark.parametrize("options", ["-c 1 -g 0.5 -b 1 -q", "-c 1 -t 0 -b 1 -q"])

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.optimize as so
 import scipy.sparse as sp
 
 from budgetsvm import io, refit
@@ -23,35 +22,12 @@ from budgetsvm.problem import class_weights
 from budgetsvm.labels import group_classes
 from budgetsvm.model import KernelSpec
 from budgetsvm.params import TrainParams
+from reference.data import random_csr
+from reference.kernels import kernel_entrywise
+from reference.qp import reduced_objective, reduced_refit
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 BIN = Path(sys.executable).parent
-
-
-def random_csr(n, d, density, rng, scale=1.0):
-    X = sp.random(n, d, density=density, random_state=rng, format="csr") * scale
-    X.sort_indices()
-    return X
-
-
-def reduced_objective(beta_b, K_xS, K_SS, y, cost):
-    """½βᵀK_SSβ + Σ c_i max(0, 1 − y_i(K β + b))² and its gradient, in β-space."""
-    beta, b = beta_b[:-1], beta_b[-1]
-    xi = np.maximum(1.0 - y * (K_xS @ beta + b), 0.0)
-    value = 0.5 * beta @ K_SS @ beta + cost @ (xi * xi)
-    g_f = -2.0 * cost * y * xi
-    return value, np.append(K_SS @ beta + K_xS.T @ g_f, g_f.sum())
-
-
-def generic_reduced_solve(K_xS, K_SS, y, cost, bias=True):
-    """The reduced problem solved by a generic quasi-Newton method (scipy L-BFGS-B); without
-    bias, b is held at 0 by its bounds."""
-    start = np.zeros(K_SS.shape[0] + 1)
-    bounds = [(None, None)] * K_SS.shape[0] + [(None, None) if bias else (0.0, 0.0)]
-    res = so.minimize(reduced_objective, start, args=(K_xS, K_SS, y, cost), jac=True,
-                      method="L-BFGS-B", bounds=bounds,
-                      options={"maxiter": 50000, "maxfun": 100000, "ftol": 1e-15, "gtol": 1e-11})
-    return res.x[:-1], res.x[-1], res.fun
 
 
 def problem(seed=0, n=80, d=5, n_sv=12, gamma=0.4):
@@ -64,40 +40,24 @@ def problem(seed=0, n=80, d=5, n_sv=12, gamma=0.4):
     return kernel, sp.csr_matrix(X), sp.csr_matrix(S), y, cost
 
 
-def brute_force_kernel(kind, X, S, gamma=0.3, degree=3, coef0=0.5):
-    """k(x_i, s_j) entry by entry, from the definitions (LIBSVM conventions)."""
-    X, S = np.asarray(X.toarray()), np.asarray(S.toarray())
-    width = max(X.shape[1], S.shape[1])
-    X = np.pad(X, ((0, 0), (0, width - X.shape[1])))
-    S = np.pad(S, ((0, 0), (0, width - S.shape[1])))
-    out = np.empty((X.shape[0], S.shape[0]))
-    for i, x in enumerate(X):
-        for j, v in enumerate(S):
-            out[i, j] = {"rbf": lambda: np.exp(-gamma * np.sum((x - v) ** 2)),
-                         "linear": lambda: x @ v,
-                         "poly": lambda: (gamma * (x @ v) + coef0) ** degree,
-                         "sigmoid": lambda: np.tanh(gamma * (x @ v) + coef0)}[kind]()
-    return out
-
-
 @pytest.mark.parametrize("kind", ["rbf", "linear", "poly", "sigmoid"])
 @pytest.mark.parametrize("n_rows", [40, 5000])         # one block and several
 def test_kernel_block_equals_the_definition(kind, n_rows):
     rng = np.random.default_rng(1)
-    X = random_csr(n_rows, 9, 0.4, rng)
-    S = random_csr(7, 9, 0.6, rng)
+    X = random_csr(rng, n_rows, 9, 0.4, values="uniform")
+    S = random_csr(rng, 7, 9, 0.6, values="uniform")
     kernel = KernelSpec(kind, gamma=0.3, degree=3, coef0=0.5)
     rows = np.r_[0:40, n_rows - 40:n_rows]
     np.testing.assert_allclose(refit.kernel_block(kernel, S, X)[rows],
-                               brute_force_kernel(kind, X[rows], S), rtol=1e-11, atol=1e-13)
+                               kernel_entrywise(kind, X[rows], S), rtol=1e-11, atol=1e-13)
 
 
 def test_kernel_block_of_narrower_rows_pads_them_with_zeros():
     rng = np.random.default_rng(2)
-    S = random_csr(5, 8, 0.7, rng)
-    X = random_csr(6, 6, 0.7, rng)
+    S = random_csr(rng, 5, 8, 0.7, values="uniform")
+    X = random_csr(rng, 6, 6, 0.7, values="uniform")
     kernel = KernelSpec("rbf", 0.3)
-    np.testing.assert_allclose(refit.kernel_block(kernel, S, X), brute_force_kernel("rbf", X, S),
+    np.testing.assert_allclose(refit.kernel_block(kernel, S, X), kernel_entrywise("rbf", X, S),
                                rtol=1e-12)
 
 
@@ -126,7 +86,7 @@ def test_newton_equals_generic_solver_of_the_reduced_problem(seed):
     T, _ = refit.landmark_basis(K_SS)
     w, b, info = refit.newton_refit(K, T, y, cost)
     assert info["converged"]
-    beta_ref, b_ref, value_ref = generic_reduced_solve(K, K_SS, y, cost)
+    beta_ref, b_ref, value_ref = reduced_refit(K, K_SS, y, cost)
     value, _ = reduced_objective(np.append(T @ w, b), K, K_SS, y, cost)
     assert value <= value_ref * (1 + 1e-9)
     assert value == pytest.approx(value_ref, rel=1e-7)
@@ -141,7 +101,7 @@ def test_newton_without_bias_equals_generic_solver_with_b_fixed():
     T, _ = refit.landmark_basis(K_SS)
     w, b, info = refit.newton_refit(K, T, y, cost, fit_bias=False)
     assert info["converged"] and b == 0.0
-    beta_ref, b_ref, value_ref = generic_reduced_solve(K, K_SS, y, cost, bias=False)
+    beta_ref, b_ref, value_ref = reduced_refit(K, K_SS, y, cost, bias=False)
     assert b_ref == 0.0
     value, _ = reduced_objective(np.append(T @ w, 0.0), K, K_SS, y, cost)
     assert value == pytest.approx(value_ref, rel=1e-7)
@@ -193,7 +153,7 @@ def independent_refit(model, X, y_index, cost, column, sv_rows):
     K_SS = model.kernel.kernel_matrix(S, S)
     positive = column if model.coef.shape[1] > 1 else 0
     y = np.where(y_index == positive, 1.0, -1.0)
-    beta, b, _ = generic_reduced_solve(K, K_SS, y, cost)
+    beta, b, _ = reduced_refit(K, K_SS, y, cost)
     return K @ beta + b
 
 

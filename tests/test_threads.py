@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from budgetsvm import threads
+from reference.data import write_libsvm
 
 BIN = Path(sys.executable).parent
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -46,11 +47,7 @@ def write_blobs(path, n=600, k=4, d=12, seed=3):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, k, n)
     X = rng.standard_normal((k, d))[y] + 1.5 * rng.standard_normal((n, d))
-    with open(path, "w") as f:
-        for row, label in zip(X, y):
-            f.write(f"{label + 1}" + "".join(f" {j + 1}:{v:.5g}" for j, v in enumerate(row))
-                    + "\n")
-    return path
+    return write_libsvm(path, X, y + 1, digits=5)
 
 
 @pytest.fixture(scope="module")

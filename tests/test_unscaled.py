@@ -16,6 +16,8 @@ import scipy.sparse as sp
 from budgetsvm._budget import SVStore
 from budgetsvm.params import TrainParams
 from budgetsvm.train import train
+from reference.data import gaussian_classes, write_libsvm
+from reference.merging import merge_objective
 
 BIN = Path(sys.executable).parent
 
@@ -28,21 +30,8 @@ def run(tool, *args, cwd=None):
 def hundreds(n=1000, k=3, d=20, seed=0, top=255.0):
     """k classes of n rows, d non-negative features up to a few hundred (pixel-like)."""
     rng = np.random.default_rng(seed)
-    centers = rng.uniform(0, 1, (k, d))
-    y = rng.integers(0, k, n)
-    X = np.clip(centers[y] + 0.3 * rng.standard_normal((n, d)), 0, None) * top
-    return X, y.astype(np.float64)
-
-
-def write_libsvm(path, X, y):
-    with open(path, "w") as f:
-        for row, label in zip(X, y):
-            f.write("%g" % label + "".join(f" {j + 1}:{v:.6g}" for j, v in enumerate(row) if v)
-                    + "\n")
-
-
-def merge_objective(a1, a2, logk, h):
-    return a1 * np.exp(logk * (1 - h) ** 2) + a2 * np.exp(logk * h ** 2)
+    X, y = gaussian_classes(rng, n, rng.uniform(0, 1, (k, d)), 0.3)
+    return np.clip(X, 0, None) * top, y.astype(np.float64)
 
 
 @pytest.mark.parametrize("distance", [1.0, 30.0, 300.0])
@@ -57,7 +46,7 @@ def test_multiclass_merge_h_on_the_negative_interval(distance, method, tol):
     h, _, wd = store.evaluate_merge(0, 1, method)
     logk = -distance ** 2
     grid = np.linspace(-5.0, 0.0, 2_000_001)
-    best = grid[np.argmax(merge_objective(-1.0, 3.0, logk, grid))]
+    best = grid[np.argmax(merge_objective(-1.0, 3.0, grid, logk=logk))]
     assert abs(h - best) <= tol + 2.5e-6, (h, best)
     assert np.isfinite(wd)
 

@@ -8,7 +8,6 @@ Oracles: exact rationals (§5.9), enumeration, bisection and L-BFGS-B for the su
 bounded solve of the dual D2, numpy recomputations of W, P and D, LIBLINEAR's binary SVM (k = 2)
 and a plain-Python replay of Algorithm 1 for the solver.
 """
-import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -17,64 +16,21 @@ from fractions import Fraction as Fr
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.optimize import minimize
 
 from budgetsvm import _ww
 from budgetsvm.io import read_problem
 from budgetsvm.params import TrainParams
 from budgetsvm.ww import train_ww
+from reference.objectives import (linear_primal, ww_block_kkt_violation, ww_block_objective,
+                                  ww_block_scale, ww_primal_dual, ww_weights)
+from reference.peers import liblinear_train, liblinear_weights
+from reference.qp import ww_block_by_enumeration, ww_block_by_lbfgs, ww_dual
+from reference.solvers import ww_algorithm_1
 
 
 # ---------------------------------------------------------------------------------------------
 # helpers / oracles
 # ---------------------------------------------------------------------------------------------
-
-def objective4(b, v):
-    # ½ bᵀ(I + 11ᵀ)b − vᵀb
-    return 0.5 * (b @ b + b.sum() ** 2) - v @ b
-
-
-def scale(v, C):
-    return max(1.0, C, float(np.max(np.abs(v))) if len(v) else 0.0)
-
-
-def kkt_violation(b, v, C):
-    """Max projected-gradient violation of (4) at b (the gradient b + (1ᵀb)1 − v)."""
-    g = b + b.sum() - v
-    lower = b <= 0
-    upper = b >= C
-    free = ~lower & ~upper
-    viol = np.zeros_like(b)
-    viol[free] = np.abs(g[free])
-    viol[lower] = np.maximum(0.0, -g[lower])
-    viol[upper] = np.maximum(0.0, g[upper])
-    feas = max(0.0, -float(b.min(initial=0.0)), float(b.max(initial=0.0)) - C)
-    return max(float(viol.max(initial=0.0)), feas)
-
-
-def enumerate_solution(v, C):
-    """The minimiser of (4) by trying every upper/free/lower partition (3^K) and keeping the
-    KKT point (unique by strict convexity)."""
-    K = len(v)
-    best = None
-    for part in itertools.product((0, 1, 2), repeat=K):      # 0 lower, 1 free, 2 upper
-        part = np.array(part)
-        nU, nF = int((part == 2).sum()), int((part == 1).sum())
-        gam = (C * nU + v[part == 1].sum()) / (1 + nF)
-        b = np.where(part == 2, C, np.where(part == 1, v - gam, 0.0))
-        if kkt_violation(b, v, C) <= 1e-12 * scale(v, C):
-            if best is None or objective4(b, v) < objective4(best, v):
-                best = b
-    return best
-
-
-def lbfgs_solution(v, C):
-    K = len(v)
-    res = minimize(lambda b: objective4(b, v), np.zeros(K), jac=lambda b: b + b.sum() - v,
-                   method="L-BFGS-B", bounds=[(0, C)] * K,
-                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000})
-    return res.x
-
 
 def random_instance(rng, K):
     """Random v and C; a third with heavy ties (values on a grid of C/2, so Entry and Exit
@@ -92,27 +48,6 @@ def random_instance(rng, K):
     else:
         v = rng.standard_normal(K) * rng.choice([0.1, 1.0, 10.0]) * C + 0.3 * C
     return np.asarray(v, dtype=np.float64), C
-
-
-def dense_W_from_beta(X, y, beta, k):
-    """W(β) = Σ_i x_i (γ_i e_{y_i} − Σ_t β_it e_{o_i(t)})ᵀ, from scratch (d × k)."""
-    n = X.shape[0]
-    A = np.zeros((n, k))          # A[i, c]: coefficient of x_i in w_c
-    for i in range(n):
-        A[i, y[i]] += beta[i].sum()
-        for t in range(k - 1):
-            c = t + 1 if t + 1 != y[i] else 0
-            A[i, c] -= beta[i, t]
-    return np.asarray(X.T @ A)
-
-
-def primal_dual(X, y, W, beta, C_i):
-    Z = np.asarray(X @ W)
-    zy = Z[np.arange(len(y)), y]
-    H = np.maximum(0.0, 1.0 - zy[:, None] + Z)
-    H[np.arange(len(y)), y] = 0.0
-    wsq = float((W * W).sum())
-    return 0.5 * wsq + float((C_i * H.sum(axis=1)).sum()), float(beta.sum()) - 0.5 * wsq
 
 
 def small_problem(n=40, d=3, k=4, seed=0):
@@ -152,7 +87,7 @@ def test_worked_examples(v, C, b, gam, obj):
     assert not fallback
     np.testing.assert_allclose(got, [float(x) for x in b], rtol=0, atol=1e-15)
     assert abs(got_gam - float(gam)) <= 1e-15
-    assert abs(objective4(got, vf) - float(obj)) <= 1e-15
+    assert abs(ww_block_objective(got, vf) - float(obj)) <= 1e-15
     # the fallback and the iterative solver reach the same point
     np.testing.assert_allclose(_ww.bisection(vf, float(C))[0], got, atol=1e-12)
     np.testing.assert_allclose(_ww.iterative(vf, float(C), eps_sub=1e-13, max_steps=1000)[0],
@@ -188,9 +123,9 @@ def test_walrus_small_vs_enumeration():
         v, C = random_instance(rng, K)
         b, gam, fallback = _ww.walrus(v, C)
         assert not fallback
-        ref = enumerate_solution(v, C)
-        np.testing.assert_allclose(b, ref, rtol=0, atol=1e-12 * scale(v, C))
-        assert abs(gam - b.sum()) <= 1e-12 * scale(v, C) * K
+        ref = ww_block_by_enumeration(v, C)
+        np.testing.assert_allclose(b, ref, rtol=0, atol=1e-12 * ww_block_scale(v, C))
+        assert abs(gam - b.sum()) <= 1e-12 * ww_block_scale(v, C) * K
 
 
 @pytest.mark.parametrize("K_max", [10, 100, 1000])
@@ -200,9 +135,9 @@ def test_walrus_random_kkt_and_bisection(K_max):
         K = int(rng.integers(1, K_max + 1))
         v, C = random_instance(rng, K)
         b, gam, fallback = _ww.walrus(v, C)
-        tol = 1e-12 * scale(v, C)
+        tol = 1e-12 * ww_block_scale(v, C)
         assert not fallback
-        assert kkt_violation(b, v, C) <= tol
+        assert ww_block_kkt_violation(b, v, C) <= tol
         np.testing.assert_allclose(b, _ww.bisection(v, C)[0], rtol=0, atol=tol)
 
 
@@ -212,9 +147,10 @@ def test_walrus_vs_generic_qp():
         for _ in range(4):
             v, C = random_instance(rng, K)
             b = _ww.walrus(v, C)[0]
-            ref = lbfgs_solution(v, C)
-            np.testing.assert_allclose(b, ref, rtol=0, atol=1e-6 * scale(v, C))
-            assert objective4(b, v) <= objective4(ref, v) + 1e-12 * scale(v, C) ** 2 * K
+            ref = ww_block_by_lbfgs(v, C)
+            np.testing.assert_allclose(b, ref, rtol=0, atol=1e-6 * ww_block_scale(v, C))
+            assert (ww_block_objective(b, v)
+                    <= ww_block_objective(ref, v) + 1e-12 * ww_block_scale(v, C) ** 2 * K)
 
 
 def test_walrus_permutation_equivariance():
@@ -236,7 +172,7 @@ def test_walrus_boundary_cases():
         v = np.array(v)
         b, gam, fallback = _ww.walrus(v, C)
         assert not fallback
-        assert kkt_violation(b, v, C) <= 1e-12 * scale(v, C)
+        assert ww_block_kkt_violation(b, v, C) <= 1e-12 * ww_block_scale(v, C)
     # K = 1: b = clip(v/2, 0, C)
     for x in np.linspace(-3, 5, 33):
         assert _ww.walrus(np.array([x]), 1.5)[0][0] == np.clip(x / 2, 0, 1.5)
@@ -250,7 +186,7 @@ def test_iterative_subsolver_close_to_walrus():
         b0 = rng.uniform(0, C, K) * (rng.random(K) < 0.5)
         b = _ww.walrus(v, C)[0]
         bi = _ww.iterative(v, C, b0, eps_sub=1e-13, max_steps=100000)[0]
-        np.testing.assert_allclose(bi, b, rtol=0, atol=1e-9 * scale(v, C))
+        np.testing.assert_allclose(bi, b, rtol=0, atol=1e-9 * ww_block_scale(v, C))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,40 +205,15 @@ def test_dual_monotone_and_W_consistent(shrinking):
     for steps in range(1, 201, 3):
         r = solve(X, y, k, C, max_iter=0, max_steps=steps, delta=0.0, shrinking=shrinking)
         assert r.n_steps == steps
-        W_ref = dense_W_from_beta(X, y, r.beta, k)
+        W_ref = ww_weights(X, y, r.beta, k)
         np.testing.assert_allclose(r.W, W_ref, rtol=0, atol=1e-10)
         np.testing.assert_allclose(r.gamma, r.beta.sum(axis=1), atol=1e-12)
-        primal, dual = primal_dual(X, y, r.W, r.beta, C_i)
+        primal, dual = ww_primal_dual(X, y, r.W, r.beta, C_i)
         assert abs(dual - r.dual) <= 1e-10 * max(1, abs(dual))
         assert abs(primal - r.primal) <= 1e-10 * max(1, abs(primal))
         assert dual >= prev - 1e-12 * abs(dual)
         prev = dual
         assert np.all(r.beta >= 0) and np.all(r.beta <= C)
-
-
-def d2_optimum(X, y, k, C):
-    """min g(β) = ½‖W(β)‖² − Σβ over [0, C]^{n×K} by L-BFGS-B (independent of the solver)."""
-    n = X.shape[0]
-    Xd = X.toarray()
-    K = k - 1
-    M = np.zeros((n, K, k))   # coefficient of x_i in w_c per unit of β_it
-    for i in range(n):
-        for t in range(K):
-            c = t + 1 if t + 1 != y[i] else 0
-            M[i, t, y[i]] += 1.0
-            M[i, t, c] -= 1.0
-
-    def fg(bflat):
-        B = bflat.reshape(n, K)
-        A = np.einsum("it,itc->ic", B, M)
-        W = Xd.T @ A
-        g = 0.5 * (W * W).sum() - B.sum()
-        grad = np.einsum("ic,itc->it", Xd @ W, M) - 1.0
-        return g, grad.ravel()
-
-    res = minimize(fg, np.zeros(n * K), jac=True, method="L-BFGS-B", bounds=[(0, C)] * (n * K),
-                   options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 20000, "maxcor": 30})
-    return res.fun
 
 
 @pytest.mark.parametrize("shrinking", MODES)
@@ -316,7 +227,7 @@ def test_convergence_small_problem_vs_generic_qp(shrinking):
     assert len(gaps) == r.n_iter
     assert gaps[-1] < 1e-3 * gaps[0]
     assert np.all(gaps >= -1e-9)
-    d2 = d2_optimum(X, y, k, C)
+    d2 = ww_dual(X, y, k, C)
     assert abs(-r.dual - d2) <= 1e-6 * abs(d2)
     # the primal converges to the same value (strong duality)
     r2 = solve(X, y, k, C, max_iter=2000, delta=1e-12, shrinking=shrinking)
@@ -362,15 +273,10 @@ def test_deterministic_by_seed():
 
 
 def _liblinear_binary(X, y01, C):
-    liblinear = pytest.importorskip("liblinear.liblinearutil")
-    yb = np.where(y01 == 0, 1.0, -1.0)
-    m = liblinear.train(liblinear.problem(yb, sp.csr_matrix(X)),
-                        liblinear.parameter(f"-s 3 -c {C!r} -e 1e-9 -B -1 -q"))
-    d = X.shape[1]
-    w = np.array([m.w[j] for j in range(d)])
-    if m.label[0] != 1:                      # liblinear orders labels by first appearance
-        w = -w
-    return w
+    """LIBLINEAR -s 3's w for class index 0 as +1 (its label order is by first appearance)."""
+    model, _ = liblinear_train(np.where(y01 == 0, 1.0, -1.0), X, f"-s 3 -c {C!r} -e 1e-9 -B -1 -q")
+    w = liblinear_weights(model)[0]
+    return w if model.label[0] == 1 else -w
 
 
 def test_k2_equals_binary_svm_with_double_C():
@@ -382,8 +288,7 @@ def test_k2_equals_binary_svm_with_double_C():
     r = solve(X, y, 2, C, delta=1e-12, max_iter=20000)
     w_bin = _liblinear_binary(X, y, 2 * C)
     u = w_bin                                 # u = w_0 − w_1 in class-index terms
-    h = np.maximum(0.0, 1.0 - np.where(y == 0, 1.0, -1.0) * (X @ u))
-    p_bin = 0.5 * u @ u + 2 * C * h.sum()
+    p_bin = linear_primal(X, np.where(y == 0, 1.0, -1.0), 2 * C, u)
     assert abs(r.primal - 0.5 * p_bin) <= 1e-6 * p_bin
     np.testing.assert_allclose(r.W[:, 0], -r.W[:, 1], atol=1e-12)
     np.testing.assert_allclose(r.W[:, 0], u / 2, atol=1e-6 * max(1, np.abs(u).max()))
@@ -526,7 +431,7 @@ def test_shrinking_same_optimum(n, d, k, C, seed):
     # with and without shrinking: the optimum of D2 from a generic bounded solve at a tight δ,
     # and the same primal (1e-3 relative) at the default δ
     X, y = small_problem(n=n, d=d, k=k, seed=seed)
-    d2 = d2_optimum(X, y, k, C)
+    d2 = ww_dual(X, y, k, C)
     for shrinking in MODES:
         tight = solve(X, y, k, C, delta=1e-10, max_iter=20000, shrinking=shrinking)
         assert tight.converged
@@ -573,9 +478,9 @@ def test_shrinking_mechanics():
     assert shrunk_any
     # the stop is the whole problem's gap test: recomputed here from W and β by numpy
     C_i = np.full(X.shape[0], C)
-    np.testing.assert_allclose(r.W, dense_W_from_beta(X, y, r.beta, k), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(r.W, ww_weights(X, y, r.beta, k), rtol=0, atol=1e-10)
     np.testing.assert_allclose(r.gamma, r.beta.sum(axis=1), atol=1e-12)
-    primal, dual = primal_dual(X, y, r.W, r.beta, C_i)
+    primal, dual = ww_primal_dual(X, y, r.W, r.beta, C_i)
     assert primal - dual < delta * r.gap_history[0]
     assert trace[-1]["evaluated"]
 
@@ -592,66 +497,17 @@ def test_wrong_shrinking_is_repaired():
     wrong = {(int(i), int(t)) for tr in trace for i, t in np.argwhere(tr["inactive"])
              if r.beta[i, t] != tr["beta"][i, t]}
     assert (4, 1) in wrong and len(wrong) >= 3
-    d2 = d2_optimum(X, y, k, C)
+    d2 = ww_dual(X, y, k, C)
     assert abs(-r.dual - d2) <= 1e-6 * abs(d2)
     off = solve(X, y, k, C, delta=1e-8, max_iter=5000, shrinking=False)
     assert abs(r.primal - off.primal) <= 1e-6 * off.primal
-
-
-def replay_algorithm_1(X, y, k, C, iterations, seed):
-    """Algorithm 1 of Wang & Scott (2021) (§5.6) in plain Python floats: a fresh permutation from
-    the solvers' generator per outer iteration, the k scores summed nonzero by nonzero, v as in
-    §5.4, the block solved by Walrus (the _ww.walrus entry point, tested above on its own) and W
-    updated by x_i Δᵀ. Returns (W, β)."""
-    from budgetsvm._rng import Random
-    n, d = X.shape
-    K = k - 1
-    data, ind, ptr = X.data, X.indices, X.indptr
-    W = np.zeros((d, k))
-    beta = np.zeros((n, K))
-    gamma = np.zeros(n)
-    sq = np.zeros(n)
-    for i in range(n):
-        for q in range(ptr[i], ptr[i + 1]):
-            sq[i] += data[q] ** 2
-    order = np.array([i for i in range(n) if sq[i] > 0], dtype=np.intp)
-    rng = Random(seed)
-    for _ in range(iterations):
-        rng.shuffle(order)
-        for i in order:
-            z = [0.0] * k
-            for q in range(ptr[i], ptr[i + 1]):
-                for c in range(k):
-                    z[c] += data[q] * W[ind[q], c]
-            cls = [t + 1 if t + 1 != y[i] else 0 for t in range(K)]
-            inv_sq = 1.0 / sq[i]
-            v = np.array([(1.0 - z[y[i]] + z[c]) * inv_sq + beta[i, t] + gamma[i]
-                          for t, c in enumerate(cls)])
-            b, gam, _ = _ww.walrus(v, C)
-            dc = [0.0] * k
-            sumd = 0.0
-            for t, c in enumerate(cls):
-                delta = b[t] - beta[i, t]
-                if delta != 0.0:
-                    dc[c] = -delta
-                    sumd += delta
-                    beta[i, t] = b[t]
-            if sumd == 0.0 and all(x == 0.0 for x in dc):
-                continue
-            dc[y[i]] = sumd
-            gamma[i] = gam
-            for q in range(ptr[i], ptr[i + 1]):
-                for c in range(k):
-                    if dc[c] != 0.0:
-                        W[ind[q], c] += data[q] * dc[c]
-    return W, beta
 
 
 @pytest.mark.parametrize("k,C,seed", [(4, 0.7, 3), (3, 5.0, 9)])
 def test_paper_mode_is_algorithm_1_bit_for_bit(k, C, seed):
     # shrinking=False is Wang & Scott's Algorithm 1 with exact Walrus blocks, float for float
     X, y = small_problem(n=50, d=6, k=k, seed=seed)
-    W, beta = replay_algorithm_1(X, y, k, C, 12, seed)
+    W, beta = ww_algorithm_1(X, y, k, C, 12, seed)
     r = solve(X, y, k, C, max_iter=12, delta=0.0, seed=seed, shrinking=False)
     assert r.n_iter == 12
     assert r.W.tobytes() == W.tobytes() and r.beta.tobytes() == beta.tobytes()
