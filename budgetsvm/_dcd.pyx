@@ -22,7 +22,7 @@ from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY, copysign, exp, fabs
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
-from budgetsvm._csr cimport CsrRows, csr_axpy, csr_dot, csr_row_sqnorms
+from budgetsvm._csr cimport CSR_NO_INDEX, CsrRows, csr_axpy, csr_dot, csr_row_sqnorms
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle, rng_shuffle_fast, rng_uniform
 from budgetsvm._nogil cimport check_signals as _check_signals
 
@@ -103,6 +103,7 @@ def _row_norms(const double[::1] data, const int64_t[::1] indptr):
     cdef CsrRows X
     cdef double dummy = 0.0
     X.data = &data[0] if data.shape[0] > 0 else &dummy
+    X.indices = &CSR_NO_INDEX     # not read: the norms need the values only
     X.indptr = &indptr[0]
     X.n_rows = indptr.shape[0] - 1
     out = np.zeros(X.n_rows, dtype=np.float64)
