@@ -41,7 +41,7 @@ from libc.math cimport INFINITY, ceil, fabs, log
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, clock_gettime, timespec
 
-from budgetsvm._csr cimport CsrRows
+from budgetsvm._csr cimport CsrRows, SparseRow, csr_bind, csr_row
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle, rng_shuffle_fast
 from budgetsvm._nogil cimport monotonic_seconds as _now, thread_cpu_seconds as _cpu
 from budgetsvm._nogil cimport check_signals as _check_signals
@@ -832,18 +832,16 @@ cdef void _objectives(const _Problem* p, const double* W, const double* gamma, d
     # wsq = ‖W‖²;  P = ½wsq + Σ_i C_i Σ_{j≠y_i} max(0, 1 − z_{y_i} + z_j);  D = Σ_i γ_i − ½wsq
     cdef Py_ssize_t i, j, k = p.k
     cdef Py_ssize_t f, dk = p.X.n_cols * p.k
-    cdef int64_t lo
+    cdef SparseRow x
     cdef double wsq = 0.0, loss = 0.0, gsum = 0.0, li, zy, h
     for f in range(dk):
         wsq += W[f] * W[f]
     for i in range(p.X.n_rows):
-        lo = p.X.indptr[i]
+        x = csr_row(&p.X, i)
         if fast:
-            _scores4(W, k, p.X.data + lo, p.X.indices + lo,
-                     <Py_ssize_t>(p.X.indptr[i + 1] - lo), z)
+            _scores4(W, k, x.val, x.ind, x.nnz, z)
         else:
-            _scores(W, k, p.X.data + lo, p.X.indices + lo,
-                    <Py_ssize_t>(p.X.indptr[i + 1] - lo), z)
+            _scores(W, k, x.val, x.ind, x.nnz, z)
         zy = z[p.y[i]]
         li = 0.0
         for j in range(k):
@@ -1005,13 +1003,9 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     cdef Py_ssize_t dummy_index = 0
 
     cdef _Problem p
-    p.X.data = &v_data[0] if v_data.shape[0] > 0 else &dummy
-    p.X.indices = &v_indices[0] if v_indices.shape[0] > 0 else &dummy_int
-    p.X.indptr = &v_indptr[0]
+    csr_bind(&p.X, v_data, v_indices, v_indptr, d)
     p.y = &v_y[0] if n > 0 else &dummy_int
     p.C = &v_C[0] if n > 0 else &dummy
-    p.X.n_rows = n
-    p.X.n_cols = d
     p.k = k
     cdef const double* sqp = &v_sq[0] if n > 0 else &dummy
     cdef double* Wp = &v_W[0, 0] if d > 0 else &dummy
@@ -1073,7 +1067,7 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     cdef double primal = 0.0, dual = 0.0, gap = INFINITY, gap1 = INFINITY, rel = 1.0
     cdef double prev_gap = INFINITY, rate, ahead
     cdef Py_ssize_t prev_it = 0
-    cdef int64_t lo
+    cdef SparseRow x
     cdef Rng rng
     rng_seed(&rng, seed)
 
@@ -1095,14 +1089,13 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                         until_check = SIGNAL_CHECK_EVERY
                         _check_signals()
                     i = index[s]
-                    lo = p.X.indptr[i]
+                    x = csr_row(&p.X, i)
                     if w.screen:
                         w.zl = zlp + i * k
                         w.Ll = Llp + i * k
                         w.nrm = nrmp[i]
-                    gammap[i] = _block_step(Wp, k, p.X.data + lo, p.X.indices + lo,
-                                            <Py_ssize_t>(p.X.indptr[i + 1] - lo), sqp[i], p.y[i],
-                                            p.C[i], betap + i * K, gammap[i], &w)
+                    gammap[i] = _block_step(Wp, k, x.val, x.ind, x.nnz, sqp[i], p.y[i], p.C[i],
+                                            betap + i * K, gammap[i], &w)
                     n_steps += 1
             else:
                 # the active points in a fresh order; a point whose pairs are all shrunk leaves
@@ -1121,12 +1114,10 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                         until_check = SIGNAL_CHECK_EVERY
                         _check_signals()
                     i = index[s]
-                    lo = p.X.indptr[i]
+                    x = csr_row(&p.X, i)
                     gammap[i] = _block_step_shrinking(
-                        Wp, k, p.X.data + lo, p.X.indices + lo,
-                        <Py_ssize_t>(p.X.indptr[i + 1] - lo),
-                        sqp[i], p.y[i], p.C[i], betap + i * K, gammap[i],
-                        actp + i * act_stride, nactp + i, &w, &sh)
+                        Wp, k, x.val, x.ind, x.nnz, sqp[i], p.y[i], p.C[i], betap + i * K,
+                        gammap[i], actp + i * act_stride, nactp + i, &w, &sh)
                     n_steps += 1
                     if nactp[i] == 0:
                         n_active -= 1
