@@ -31,6 +31,7 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from budgetsvm._budget cimport SVStore, Store, store_insert
+from budgetsvm._csr cimport CsrRows, SparseRow, csr_bind, csr_row
 from budgetsvm._kernels cimport kernel_row_sparse, kernel_self
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
 from budgetsvm._nogil cimport monotonic_seconds as _now
@@ -77,13 +78,14 @@ def bsca_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
     cdef double* krow = <double*>cnp.PyArray_DATA(krow_arr)
     cdef double* coef = <double*>cnp.PyArray_DATA(coef_arr)
     cdef double[::1] qii = qii_arr
-    cdef const double* X = &data[0] if data.shape[0] > 0 else NULL
-    cdef const int32_t* XI = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef CsrRows R
+    csr_bind(&R, data, indices, indptr, st.d)
+    cdef SparseRow x
     cdef bint has_callback = callback is not None, has_trace = trace is not None
     cdef bint has_epoch_cb = epoch_callback is not None
     cdef Rng rng
     cdef Py_ssize_t epoch, pos, i, j
-    cdef int64_t t = 0, n_upd = 0, n_zero = 0, epoch_upd, start, nnz
+    cdef int64_t t = 0, n_upd = 0, n_zero = 0, epoch_upd
     cdef double f, yi, a_new, delta, maint_seconds = 0.0, t0, t_begin, seconds = 0.0
     epoch_updates = []
     # Q_ii = k(x_i, x_i); φ(x_i) = 0 ⇒ α_i = C_i once, never visited (§0.1)
@@ -110,11 +112,9 @@ def bsca_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                 t += 1
                 if not qii[i] > 0.0:
                     continue
-                start = indptr[i]
-                nnz = indptr[i + 1] - start
+                x = csr_row(&R, i)
                 # f̃ = Σ_j β_j k(x_i, x̃_j)
-                kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, X + start, XI + start,
-                                  nnz, xsq[i], krow)
+                kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, x, xsq[i], krow)
                 f = 0.0
                 for j in range(st.n):
                     f += st.A[j] * krow[j]
@@ -133,10 +133,10 @@ def bsca_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                     epoch_upd += 1
                     if st.n >= st.budget:
                         t0 = _now()
-                        store_insert(st, X + start, XI + start, nnz, xsq[i], coef, i, krow)
+                        store_insert(st, x, xsq[i], coef, i, krow)
                         maint_seconds += _now() - t0
                     else:
-                        store_insert(st, X + start, XI + start, nnz, xsq[i], coef, i, krow)
+                        store_insert(st, x, xsq[i], coef, i, krow)
                 if has_trace:
                     with gil:
                         trace(t, i, delta)
@@ -164,13 +164,15 @@ def store_decision(SVStore store, const double[::1] data, const int32_t[::1] ind
     krow_arr = np.zeros(st.cap)
     cdef double[::1] out = out_arr
     cdef double* krow = <double*>cnp.PyArray_DATA(krow_arr)
-    cdef const double* X = &data[0] if data.shape[0] > 0 else NULL
-    cdef const int32_t* XI = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef CsrRows R
     cdef double f
+    if n <= 0:
+        return out_arr
+    csr_bind(&R, data, indices, indptr, st.d)
     with nogil:
         for i in range(n):
-            kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, X + indptr[i],
-                              XI + indptr[i], indptr[i + 1] - indptr[i], xsq[i], krow)
+            kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, csr_row(&R, i), xsq[i],
+                              krow)
             f = 0.0
             for j in range(st.n):
                 f += st.A[j] * krow[j]

@@ -41,6 +41,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from budgetsvm._budget cimport SVStore, Store, store_insert, store_scale
+from budgetsvm._csr cimport CsrRows, SparseRow, csr_bind, csr_row
 from budgetsvm._kernels cimport kernel_row_sparse
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
 from budgetsvm._nogil cimport monotonic_seconds as _now
@@ -117,12 +118,13 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
     cdef double* krow = <double*>cnp.PyArray_DATA(krow_arr)
     cdef double* g = <double*>cnp.PyArray_DATA(g_arr)
     cdef double* coef = <double*>cnp.PyArray_DATA(coef_arr)
-    cdef const double* X = &data[0] if data.shape[0] > 0 else NULL
-    cdef const int32_t* XI = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef CsrRows R
+    csr_bind(&R, data, indices, indptr, st.d)
+    cdef SparseRow x
     cdef bint has_callback = callback is not None, has_trace = trace is not None
     cdef Rng rng
     cdef Py_ssize_t epoch, pos, i, j, r, yc, runner
-    cdef int64_t t = 0, n_viol = 0, n_renorm = 0, start, nnz
+    cdef int64_t t = 0, n_viol = 0, n_renorm = 0
     cdef double s = 1.0, c_peg = 1.0, eta_t, f, fy, fr, wnorm, wy, step
     cdef bint violated
     cdef double maint_seconds = 0.0, t0
@@ -152,11 +154,9 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                 t += 1
                 yc = y_index[i]
                 wy = class_weight[yc]
-                start = indptr[i]
-                nnz = indptr[i + 1] - start
+                x = csr_row(&R, i)
                 # krow = k(x_i, X̃);  g = A.T @ krow  (the margin row, kept for projection)
-                kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, X + start, XI + start,
-                                  nnz, xsq[i], krow)
+                kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, x, xsq[i], krow)
                 for r in range(nc):
                     g[r] = 0.0
                 if nc == 1:
@@ -213,12 +213,10 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                     if st.n >= st.budget:
                         # this insertion triggers maintenance: time it (insertion included)
                         t0 = _now()
-                        store_insert(st, X + start, XI + start, nnz, xsq[i], coef,
-                                     origin_offset + i, krow)
+                        store_insert(st, x, xsq[i], coef, origin_offset + i, krow)
                         maint_seconds += _now() - t0
                     else:
-                        store_insert(st, X + start, XI + start, nnz, xsq[i], coef,
-                                     origin_offset + i, krow)
+                        store_insert(st, x, xsq[i], coef, origin_offset + i, krow)
                 if var == VARIANT_MP and st.Q > 0.0:
                     # w ← min(1, U/‖w‖)·w, ‖w‖ = s√Q
                     wnorm = s * sqrt(st.Q)

@@ -5,7 +5,8 @@
 #
 #   X       float64 (d, cap), feature-major: X[k*cap + j] is feature k of SV slot j. A margin
 #           evaluation of a sparse row x against the n stored SVs is nnz(x) contiguous axpys of
-#           length n (budgetsvm/_kernels.pxd): O(n·nnz(x)), no Python, no allocation.
+#           length n (budgetsvm/_csr.pxd, budgetsvm/_kernels.pxd): O(n·nnz(x)), no Python, no
+#           allocation.
 #   sq      float64 (cap,)  cached ‖x̃_j‖²;   kd float64 (cap,) cached k(x̃_j, x̃_j)
 #   A       float64 (cap, nr_coef), row-major: stored coefficients a_j (binary, nr_coef = 1) or
 #           coefficient vectors A_j (Crammer–Singer, nr_coef = k). Any sign: the solver decides
@@ -25,6 +26,7 @@
 # which this representation does not offer.
 from libc.stdint cimport int32_t, int64_t
 
+from budgetsvm._csr cimport SparseRow
 from budgetsvm._kernels cimport Kernel
 from budgetsvm._lookup cimport MergeTables
 
@@ -114,8 +116,7 @@ cdef class SVStore:
     cdef void reset(self) noexcept nogil
 
 
-cdef bint store_insert(Store* st, const double* xval, const int32_t* xind, Py_ssize_t nnz,
-                       double xsq, const double* coef, int64_t origin,
+cdef bint store_insert(Store* st, SparseRow x, double xsq, const double* coef, int64_t origin,
                        const double* krow) noexcept nogil
 cdef void store_maintain(Store* st) noexcept nogil
 cdef void store_scale(Store* st, double factor) noexcept nogil

@@ -28,9 +28,11 @@ cimport numpy as cnp
 from libc.math cimport INFINITY, NAN, exp, fabs, sqrt
 from libc.stdint cimport int32_t, int64_t
 
+from budgetsvm._csr cimport (SparseRow, sparse_dot_columns, sparse_gather, sparse_scatter,
+                             sparse_sqnorm)
 from budgetsvm._kernels cimport (KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, Kernel,
-                                 dots_sparse_vs_columns, kernel_from_dot, kernel_row_from_dots,
-                                 kernel_row_sparse, kernel_self)
+                                 kernel_from_dot, kernel_row_from_dots, kernel_row_sparse,
+                                 kernel_self)
 from budgetsvm._lookup cimport (MergeTables, golden_section_max, lookup_h, lookup_wd,
                                merge_tables)
 
@@ -190,23 +192,14 @@ cdef inline double _coef_sqnorm(const Store* st, Py_ssize_t j) noexcept nogil:
     return v
 
 
-cdef Py_ssize_t _gather_column(Store* st, Py_ssize_t p) noexcept nogil:
-    # nzind, nzval = np.nonzero(X[:, p]), X[nonzero, p]
-    cdef Py_ssize_t k, nnz = 0
-    cdef double v
-    for k in range(st.d):
-        v = st.X[k * st.cap + p]
-        if v != 0.0:
-            st.nzind[nnz] = <int32_t>k
-            st.nzval[nnz] = v
-            nnz += 1
-    return nnz
+cdef inline SparseRow _gather_column(Store* st, Py_ssize_t p) noexcept nogil:
+    # nzind, nzval = np.nonzero(X[:, p]), X[nonzero, p]   (the scratch nzval/nzind)
+    return sparse_gather(st.X + p, st.cap, st.d, st.nzval, st.nzind)
 
 
 cdef void store_sv_kernel_row(Store* st, Py_ssize_t p, double* out) noexcept nogil:
     """out[j] = k(x̃_p, x̃_j) for all stored j (O(n·nnz(x̃_p)))."""
-    cdef Py_ssize_t nnz = _gather_column(st, p)
-    kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, st.nzval, st.nzind, nnz, st.sq[p],
+    kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, _gather_column(st, p), st.sq[p],
                       out)
 
 
@@ -236,14 +229,13 @@ cdef inline void _finish_append(Store* st, Py_ssize_t j, double sq, const double
     st.n += 1
 
 
-cdef void _append_sparse(Store* st, const double* xval, const int32_t* xind, Py_ssize_t nnz,
-                         double xsq, const double* coef, int64_t origin) noexcept nogil:
+cdef void _append_sparse(Store* st, SparseRow x, double xsq, const double* coef,
+                         int64_t origin) noexcept nogil:
     # X[:, n] = x; A[n] = coef; n += 1
     cdef Py_ssize_t k, j = st.n
     for k in range(st.d):
         st.X[k * st.cap + j] = 0.0
-    for k in range(nnz):
-        st.X[<Py_ssize_t>xind[k] * st.cap + j] = xval[k]
+    sparse_scatter(x, st.X + j, st.cap)
     _finish_append(st, j, xsq, coef, origin)
 
 
@@ -377,7 +369,8 @@ cdef void _compare_scan(Store* st, Py_ssize_t m, Py_ssize_t chosen) noexcept nog
 
 
 cdef void _merge(Store* st) noexcept nogil:
-    cdef Py_ssize_t j, k, r, m, best = -1, nc = st.nr_coef, nnz
+    cdef Py_ssize_t j, k, r, m, best = -1, nc = st.nr_coef
+    cdef SparseRow z
     cdef bint binary = nc == 1
     cdef double am, wd, best_wd = INFINITY, h, logk, best_logk = 0.0, gm_dot = 0.0
     cdef double g = st.kernel.gamma
@@ -394,8 +387,7 @@ cdef void _merge(Store* st) noexcept nogil:
         st.n_removals += 1
         return
     # Squared distances from x̃_m: row[j] = x̃_m · x̃_j
-    nnz = _gather_column(st, m)
-    dots_sparse_vs_columns(st.X, st.cap, st.n, st.nzval, st.nzind, nnz, st.row)
+    sparse_dot_columns(_gather_column(st, m), st.X, st.cap, st.n, st.row)
     # Scan the partners: least WD, ties to the oldest.
     for j in range(st.n):
         if j == m:
@@ -431,17 +423,8 @@ cdef void _merge(Store* st) noexcept nogil:
         _model_dot_row(st, st.row2, st.vec2)
         for r in range(nc):
             gm_dot += st.A[best * nc + r] * st.vec2[r]
-        nnz = 0
-        for k in range(st.d):
-            if st.zcol[k] != 0.0:
-                st.nzind[nnz] = <int32_t>k
-                st.nzval[nnz] = st.zcol[k]
-                nnz += 1
-        h = 0.0
-        for k in range(nnz):
-            h += st.nzval[k] * st.nzval[k]
-        kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, st.nzval, st.nzind, nnz, h,
-                          st.row2)
+        z = sparse_gather(st.zcol, 1, st.d, st.nzval, st.nzind)
+        kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, z, sparse_sqnorm(z), st.row2)
         _model_dot_row(st, st.row2, st.vec2)
         for r in range(nc):
             gm_dot -= az[r] * st.vec2[r]
@@ -596,8 +579,7 @@ cdef void store_maintain(Store* st) noexcept nogil:
         _remove(st)
 
 
-cdef bint store_insert(Store* st, const double* xval, const int32_t* xind, Py_ssize_t nnz,
-                       double xsq, const double* coef, int64_t origin,
+cdef bint store_insert(Store* st, SparseRow x, double xsq, const double* coef, int64_t origin,
                        const double* krow) noexcept nogil:
     """Append the sparse point x with stored coefficients coef, then maintain the budget.
 
@@ -630,7 +612,7 @@ cdef bint store_insert(Store* st, const double* xval, const int32_t* xind, Py_ss
             st.A[j * st.nr_coef + r] += coef[r]
         st.n_coalesced += 1
         return False
-    _append_sparse(st, xval, xind, nnz, xsq, coef, origin)
+    _append_sparse(st, x, xsq, coef, origin)
     if st.n > st.budget:
         store_maintain(st)
     return True
@@ -803,10 +785,10 @@ cdef class SVStore:
         krow = self.kernel_row(x)
         cdef double[::1] v = val if len(val) else np.zeros(1)
         cdef int32_t[::1] ii = ind if len(ind) else np.zeros(1, dtype=np.int32)
+        cdef SparseRow xs = SparseRow(&v[0], &ii[0], len(ind))
         cdef double[::1] c = coef
         cdef double[::1] kr = np.ascontiguousarray(np.append(krow, 0.0))
-        return bool(store_insert(&self.st, &v[0], &ii[0], len(ind), float(x @ x), &c[0],
-                                 origin, &kr[0]))
+        return bool(store_insert(&self.st, xs, float(x @ x), &c[0], origin, &kr[0]))
 
     # For tests.
     def kernel_row(self, x):
@@ -815,10 +797,11 @@ cdef class SVStore:
         ind = np.flatnonzero(x).astype(np.int32)
         cdef double[::1] v = np.ascontiguousarray(x[ind]) if len(ind) else np.zeros(1)
         cdef int32_t[::1] ii = ind if len(ind) else np.zeros(1, dtype=np.int32)
+        cdef SparseRow xs = SparseRow(&v[0], &ii[0], len(ind))
         out = np.zeros(self.st.cap)
         cdef double[::1] o = out
-        kernel_row_sparse(&self.st.kernel, self.st.X, self.st.cap, self.st.n, self.st.sq, &v[0],
-                          &ii[0], len(ind), float(x @ x), &o[0])
+        kernel_row_sparse(&self.st.kernel, self.st.X, self.st.cap, self.st.n, self.st.sq, xs,
+                          float(x @ x), &o[0])
         return out[:self.st.n]
 
     # For tests.

@@ -1,8 +1,22 @@
-# The compiled cores' one view of CSR training rows, and the O(nnz(x_i)) operations on one row
-# (raw pointers, so that hot loops have no memoryview overhead). Inline: no link dependency.
+# The compiled cores' one view of CSR training rows, and the O(nnz(x)) operations on one sparse
+# row (raw pointers, so that hot loops have no memoryview overhead). Inline: no link dependency.
 # Row i is x_i = data[indptr[i]:indptr[i+1]] at columns indices[indptr[i]:indptr[i+1]]; the rows
 # come canonical from budgetsvm/problem.py (sorted column indices, no duplicates).
+#
+# csr_row(X, i) gives row i as a SparseRow (values, columns, count); every operation below takes
+# a SparseRow, so the same code serves a training row and any other sparse vector (the SV store
+# of budgetsvm/_budget.pyx gathers a stored SV or a merged point into one). Each sums in the
+# row's order: the floating-point results do not depend on who calls.
 from libc.stdint cimport int32_t, int64_t
+
+cdef extern from *:
+    """
+    /* where CsrRows.data / .indices point when there are no nonzeros (never read) */
+    static const double bsvm_csr_no_data = 0.0;
+    static const int bsvm_csr_no_index = 0;
+    """
+    const double CSR_NO_DATA "bsvm_csr_no_data"
+    const int32_t CSR_NO_INDEX "bsvm_csr_no_index"
 
 
 cdef struct CsrRows:
@@ -13,35 +27,116 @@ cdef struct CsrRows:
     Py_ssize_t n_cols
 
 
+cdef struct SparseRow:
+    # one sparse vector: value val[k] at column ind[k], k < nnz
+    const double* val
+    const int32_t* ind
+    Py_ssize_t nnz
+
+
+cdef inline void csr_bind(CsrRows* X, const double[::1] data, const int32_t[::1] indices,
+                          const int64_t[::1] indptr, Py_ssize_t n_cols):
+    # Point X at the arrays (the caller keeps them alive); indptr holds n_rows + 1 offsets into
+    # data and indices (it may be a slice of a longer indptr: the offsets are absolute).
+    X.data = &CSR_NO_DATA
+    X.indices = &CSR_NO_INDEX
+    if data.shape[0] > 0:
+        X.data = &data[0]
+        X.indices = &indices[0]
+    X.indptr = &indptr[0]
+    X.n_rows = indptr.shape[0] - 1
+    X.n_cols = n_cols
+
+
+cdef inline SparseRow csr_row(const CsrRows* X, Py_ssize_t i) noexcept nogil:
+    # x_i
+    cdef SparseRow x
+    cdef int64_t start = X.indptr[i]
+    x.val = X.data + start
+    x.ind = X.indices + start
+    x.nnz = <Py_ssize_t>(X.indptr[i + 1] - start)
+    return x
+
+
+cdef inline double sparse_dot(SparseRow x, const double* w) noexcept nogil:
+    # ⟨w, x⟩ for a dense w, summed in the row's order
+    cdef Py_ssize_t k
+    cdef double s = 0.0
+    for k in range(x.nnz):
+        s += w[x.ind[k]] * x.val[k]
+    return s
+
+
+cdef inline void sparse_axpy(SparseRow x, double a, double* w) noexcept nogil:
+    # w += a · x  (dense w)
+    cdef Py_ssize_t k
+    for k in range(x.nnz):
+        w[x.ind[k]] += a * x.val[k]
+
+
+cdef inline double sparse_sqnorm(SparseRow x) noexcept nogil:
+    # ‖x‖², summed in the row's order
+    cdef Py_ssize_t k
+    cdef double s = 0.0
+    for k in range(x.nnz):
+        s += x.val[k] * x.val[k]
+    return s
+
+
+cdef inline void sparse_scatter(SparseRow x, double* out, Py_ssize_t stride) noexcept nogil:
+    # out[c·stride] = x_c for the nonzero columns c of x (the other entries are left alone)
+    cdef Py_ssize_t k
+    for k in range(x.nnz):
+        out[<Py_ssize_t>x.ind[k] * stride] = x.val[k]
+
+
+cdef inline SparseRow sparse_gather(const double* v, Py_ssize_t stride, Py_ssize_t d,
+                                    double* val, int32_t* ind) noexcept nogil:
+    # the nonzeros of the dense vector (v[0], v[stride], …, v[(d−1)·stride]), written to val and
+    # ind (room for d each) in column order
+    cdef SparseRow x
+    cdef Py_ssize_t c, nnz = 0
+    cdef double e
+    for c in range(d):
+        e = v[c * stride]
+        if e != 0.0:
+            ind[nnz] = <int32_t>c
+            val[nnz] = e
+            nnz += 1
+    x.val = val
+    x.ind = ind
+    x.nnz = nnz
+    return x
+
+
+cdef inline void sparse_dot_columns(SparseRow x, const double* M, Py_ssize_t ld, Py_ssize_t n,
+                                    double* out) noexcept nogil:
+    # out[j] = Σ_c x_c M[c·ld + j] for j < n: x against the n columns of a dense feature-major
+    # matrix (the SV store's X, ld = its cap), one contiguous axpy of length n per nonzero of x
+    cdef Py_ssize_t j, k
+    cdef double v
+    cdef const double* row
+    for j in range(n):
+        out[j] = 0.0
+    for k in range(x.nnz):
+        v = x.val[k]
+        row = M + <Py_ssize_t>x.ind[k] * ld
+        for j in range(n):
+            out[j] += v * row[j]
+
+
 cdef inline double csr_dot(const CsrRows* X, Py_ssize_t i, const double* w) noexcept nogil:
     # ⟨w, x_i⟩, summed in the row's order
-    cdef int64_t k = X.indptr[i], end = X.indptr[i + 1]
-    cdef const double* val = X.data
-    cdef const int32_t* ind = X.indices
-    cdef double s = 0.0
-    while k < end:
-        s += w[ind[k]] * val[k]
-        k += 1
-    return s
+    return sparse_dot(csr_row(X, i), w)
 
 
 cdef inline void csr_axpy(const CsrRows* X, Py_ssize_t i, double a, double* w) noexcept nogil:
     # w += a · x_i
-    cdef int64_t k = X.indptr[i], end = X.indptr[i + 1]
-    cdef const double* val = X.data
-    cdef const int32_t* ind = X.indices
-    while k < end:
-        w[ind[k]] += a * val[k]
-        k += 1
+    sparse_axpy(csr_row(X, i), a, w)
 
 
 cdef inline void csr_row_sqnorms(const CsrRows* X, double* out) noexcept nogil:
     # out[i] = ‖x_i‖², summed in the row's order
     cdef Py_ssize_t i
-    cdef int64_t k
-    cdef double s
     for i in range(X.n_rows):
-        s = 0.0
-        for k in range(X.indptr[i], X.indptr[i + 1]):
-            s += X.data[k] * X.data[k]
-        out[i] = s
+        out[i] = sparse_sqnorm(csr_row(X, i))

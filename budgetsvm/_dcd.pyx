@@ -22,7 +22,7 @@ from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY, copysign, exp, fabs
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
-from budgetsvm._csr cimport CsrRows, csr_axpy, csr_dot, csr_row_sqnorms
+from budgetsvm._csr cimport CSR_NO_INDEX, CsrRows, csr_axpy, csr_bind, csr_dot, csr_row_sqnorms
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle, rng_shuffle_fast, rng_uniform
 from budgetsvm._nogil cimport check_signals as _check_signals
 
@@ -103,6 +103,7 @@ def _row_norms(const double[::1] data, const int64_t[::1] indptr):
     cdef CsrRows X
     cdef double dummy = 0.0
     X.data = &data[0] if data.shape[0] > 0 else &dummy
+    X.indices = &CSR_NO_INDEX     # not read: the norms need the values only
     X.indptr = &indptr[0]
     X.n_rows = indptr.shape[0] - 1
     out = np.zeros(X.n_rows, dtype=np.float64)
@@ -167,7 +168,6 @@ def _as_problem_arrays(data, indices, indptr, y, C_i, Py_ssize_t n_features, los
 
 
 cdef double _DUMMY_DOUBLE = 0.0
-cdef int32_t _DUMMY_INT = 0
 
 
 cdef int _bind(_Problem* p, const double[::1] data, const int32_t[::1] indices,
@@ -175,15 +175,8 @@ cdef int _bind(_Problem* p, const double[::1] data, const int32_t[::1] indices,
                const double[::1] C, const double[::1] U, const double[::1] D,
                const double[::1] QD, const double[::1] yU) except -1:
     # Point p at the arrays returned by _as_problem_arrays; the caller keeps them alive.
-    p.X.data = &_DUMMY_DOUBLE
-    p.X.indices = &_DUMMY_INT
+    csr_bind(&p.X, data, indices, indptr, n_features)
     p.y = p.C = p.U = p.D = p.QD = p.yU = &_DUMMY_DOUBLE
-    if data.shape[0] > 0:
-        p.X.data = &data[0]
-        p.X.indices = &indices[0]
-    p.X.indptr = &indptr[0]
-    p.X.n_rows = indptr.shape[0] - 1
-    p.X.n_cols = n_features
     if p.X.n_rows > 0:
         p.y = &y[0]
         p.C = &C[0]

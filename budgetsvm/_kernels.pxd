@@ -9,10 +9,12 @@
 #
 # Support vectors live in a dense feature-major matrix X (d × cap, X[k*cap + j] is feature k
 # of SV j; see budgetsvm/_budget.pxd), so the dot products of one sparse row x with all n
-# stored SVs are nnz(x) contiguous axpys of length n: O(n·nnz(x)) work on contiguous memory.
+# stored SVs are nnz(x) contiguous axpys of length n (sparse_dot_columns, budgetsvm/_csr.pxd):
+# O(n·nnz(x)) work on contiguous memory.
 # Everything here is inline, noexcept and nogil: header-only, no link dependency.
 from libc.math cimport exp, pow, tanh
-from libc.stdint cimport int32_t
+
+from budgetsvm._csr cimport SparseRow, sparse_dot_columns
 
 cdef enum KernelKind:
     KERNEL_LINEAR = 0
@@ -53,22 +55,6 @@ cdef inline double kernel_self(const Kernel* K, double sq) noexcept nogil:
     return kernel_from_dot(K, sq, sq, sq)
 
 
-cdef inline void dots_sparse_vs_columns(const double* X, Py_ssize_t cap, Py_ssize_t n,
-                                        const double* xval, const int32_t* xind,
-                                        Py_ssize_t nnz, double* out) noexcept nogil:
-    # out[:n] = X[:, :n].T @ x   (one axpy over the SVs per nonzero of x)
-    cdef Py_ssize_t j, k
-    cdef double v
-    cdef const double* row
-    for j in range(n):
-        out[j] = 0.0
-    for k in range(nnz):
-        v = xval[k]
-        row = X + <Py_ssize_t>xind[k] * cap
-        for j in range(n):
-            out[j] += v * row[j]
-
-
 cdef inline void kernel_row_from_dots(const Kernel* K, double* out, Py_ssize_t n, double xsq,
                                       const double* sq) noexcept nogil:
     # out[j] = k(x, sv_j) given out[j] = x·sv_j, xsq = ‖x‖², sq[j] = ‖sv_j‖²
@@ -91,9 +77,8 @@ cdef inline void kernel_row_from_dots(const Kernel* K, double* out, Py_ssize_t n
 
 
 cdef inline void kernel_row_sparse(const Kernel* K, const double* X, Py_ssize_t cap,
-                                   Py_ssize_t n, const double* sq, const double* xval,
-                                   const int32_t* xind, Py_ssize_t nnz, double xsq,
+                                   Py_ssize_t n, const double* sq, SparseRow x, double xsq,
                                    double* out) noexcept nogil:
-    """out[j] = k(x, sv_j) for the n stored SVs; x sparse (xval, xind, nnz) with ‖x‖² = xsq."""
-    dots_sparse_vs_columns(X, cap, n, xval, xind, nnz, out)
+    """out[j] = k(x, sv_j) for the n stored SVs; x sparse with ‖x‖² = xsq."""
+    sparse_dot_columns(x, X, cap, n, out)
     kernel_row_from_dots(K, out, n, xsq, sq)

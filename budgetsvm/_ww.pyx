@@ -41,7 +41,7 @@ from libc.math cimport INFINITY, ceil, fabs, log
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, clock_gettime, timespec
 
-from budgetsvm._csr cimport CsrRows
+from budgetsvm._csr cimport CsrRows, SparseRow, csr_bind, csr_row
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle, rng_shuffle_fast
 from budgetsvm._nogil cimport monotonic_seconds as _now, thread_cpu_seconds as _cpu
 from budgetsvm._nogil cimport check_signals as _check_signals
@@ -275,6 +275,19 @@ cdef inline void _sift_down(double* hv, Py_ssize_t* hi, Py_ssize_t size,
     hi[r] = xi
 
 
+cdef inline Py_ssize_t _heap_pop(double* hv, Py_ssize_t* hi, Py_ssize_t size, double* value,
+                                 Py_ssize_t* pos) noexcept nogil:
+    # value, pos = the largest entry of the max-heap hv[0:size] and its position; returns the
+    # heap's new size
+    value[0] = hv[0]
+    pos[0] = hi[0]
+    size -= 1
+    hv[0] = hv[size]
+    hi[0] = hi[size]
+    _sift_down(hv, hi, size, 0)
+    return size
+
+
 cdef double _walrus(const double* v, Py_ssize_t K, double C, double* b,
                     double* u, Py_ssize_t* tau, double* hv, Py_ssize_t* hi,
                     int* fallback) noexcept nogil:
@@ -329,13 +342,8 @@ cdef double _walrus(const double* v, Py_ssize_t K, double C, double* b,
     while True:
         if m < p and q == m:
             # pop the next largest value: u[q] = max(heap)
-            u[q] = hv[0]
-            tau[q] = hi[0]
+            hsize = _heap_pop(hv, hi, hsize, &u[q], &tau[q])
             q += 1
-            hsize -= 1
-            hv[0] = hv[hsize]
-            hi[0] = hi[hsize]
-            _sift_down(hv, hi, hsize, 0)
         if m < p and (nU == m or u[m] >= u[nU] - C):
             x = u[m]                  # Entry(m): m becomes free
             m += 1
@@ -352,13 +360,8 @@ cdef double _walrus(const double* v, Py_ssize_t K, double C, double* b,
         S = St
         gam = (C * nU + (S + Sc)) / (1 + m - nU)
         if m < p and q == m:
-            u[q] = hv[0]
-            tau[q] = hi[0]
+            hsize = _heap_pop(hv, hi, hsize, &u[q], &tau[q])
             q += 1
-            hsize -= 1
-            hv[0] = hv[hsize]
-            hi[0] = hi[hsize]
-            _sift_down(hv, hi, hsize, 0)
         # KKT: u_{nU} − C ≥ γ ≥ u_{nU+1} − C and u_m ≥ γ ≥ u_{m+1} (1-based, ±∞ sentinels)
         if nU > 0 and u[nU - 1] - C < gam - tol:
             continue
@@ -526,6 +529,81 @@ cdef inline void _scores4(const double* W, Py_ssize_t k, const double* val,
         q += 1
 
 
+cdef inline void _scores_subset(const double* W, Py_ssize_t k, const double* val,
+                                const int32_t* ind, Py_ssize_t nnz, const Py_ssize_t* cls,
+                                Py_ssize_t ncls, Py_ssize_t ahead, double* z) noexcept nogil:
+    # z[cls] = W[x.indices][:, cls].T @ x.data row by row (one cache line per needed class and
+    # nonzero); ahead > 0: those lines are prefetched that many nonzeros ahead (W not in cache)
+    cdef Py_ssize_t q, j, c
+    cdef double a
+    cdef const double* row
+    for j in range(ncls):
+        z[cls[j]] = 0.0
+    for q in range(nnz):
+        if ahead > 0 and q + ahead < nnz:
+            row = W + <Py_ssize_t>ind[q + ahead] * k
+            for j in range(ncls):
+                PREFETCH(row + cls[j])
+        a = val[q]
+        row = W + <Py_ssize_t>ind[q] * k
+        for j in range(ncls):
+            c = cls[j]
+            z[c] += a * row[c]
+
+
+cdef inline Py_ssize_t _block_changes(Py_ssize_t k, Py_ssize_t y, Py_ssize_t npairs,
+                                      const int32_t* pairs, const double* b, double* beta_i,
+                                      double* dc, Py_ssize_t* cls) noexcept nogil:
+    # Δ = b − β_i over the block's pairs t = pairs[j] (t = j when pairs is NULL), β_i ← b;
+    # dc = per-class change of the coefficient of x_i: dc[y] = ΣΔ, dc[o(t)] = −Δ_t; cls[0:nact]
+    # = the classes whose coefficient changed (y last). Returns nact, 0 when nothing changed.
+    cdef Py_ssize_t j, t, c, nact = 0
+    cdef double d, sumd = 0.0
+    for c in range(k):
+        dc[c] = 0.0
+    for j in range(npairs):
+        t = j if pairs == NULL else pairs[j]
+        d = b[j] - beta_i[t]
+        if d != 0.0:
+            c = t + 1 if t + 1 != y else 0
+            dc[c] = -d
+            cls[nact] = c
+            nact += 1
+            sumd += d
+            beta_i[t] = b[j]
+    if nact == 0:
+        return 0
+    dc[y] = sumd
+    cls[nact] = y
+    return nact + 1
+
+
+cdef inline void _add_changes(double* W, Py_ssize_t k, const double* val, const int32_t* ind,
+                              Py_ssize_t nnz, const double* dc, const Py_ssize_t* cls,
+                              Py_ssize_t nact, bint small_rows, _Work* w) noexcept nogil:
+    # W += x dcᵀ, dc nonzero on the nact classes cls[0:nact] only; small_rows: the whole-row
+    # update goes through rows_small for k ≤ 16
+    cdef Py_ssize_t q, j, c
+    cdef double a
+    cdef double* row
+    w.ops += <double>(nnz * nact if 4 * nact <= k else nnz * k) * 0.5   # rows are in cache
+    if 4 * nact <= k:
+        # few classes changed: W[f, cls] += x_f * dc[cls] for each nonzero x_f
+        for q in range(nnz):
+            a = val[q]
+            row = W + <Py_ssize_t>ind[q] * k
+            for j in range(nact):
+                c = cls[j]
+                row[c] += a * dc[c]
+    elif not (small_rows and rows_small(W, k, val, ind, nnz, dc)):
+        # W[f, :] += x_f * dc (contiguous row of k)
+        for q in range(nnz):
+            a = val[q]
+            row = W + <Py_ssize_t>ind[q] * k
+            for c in range(k):
+                row[c] += a * dc[c]
+
+
 cdef double _block_step(double* W, Py_ssize_t k, const double* val, const int32_t* ind,
                         Py_ssize_t nnz, double sq, Py_ssize_t y, double C, double* beta_i,
                         double gamma_i, _Work* w) noexcept nogil:
@@ -533,10 +611,9 @@ cdef double _block_step(double* W, Py_ssize_t k, const double* val, const int32_
 
     Returns the new block sum γ_i. sq = ‖x_i‖² > 0.
     """
-    cdef Py_ssize_t K = k - 1, t, c, q, j, nact, nneed = k
-    cdef double zy, inv_sq, gam, d, sumd, a, drift, zy_lb, z_ub
+    cdef Py_ssize_t K = k - 1, t, c, j, nact, nneed = k
+    cdef double zy, inv_sq, gam, drift, zy_lb, z_ub
     cdef int fb = 0
-    cdef double* row
     cdef double* z = w.z
     cdef double* v = w.v
     cdef double* b = w.b
@@ -578,14 +655,7 @@ cdef double _block_step(double* W, Py_ssize_t k, const double* val, const int32_
                 need[c] = 1
     else:
         # z[need] = W[x.indices][:, need].T @ x.data (one cache line per needed class and row)
-        for j in range(nneed):
-            z[needl[j]] = 0.0
-        for q in range(nnz):
-            a = val[q]
-            row = W + <Py_ssize_t>ind[q] * k
-            for j in range(nneed):
-                c = needl[j]
-                z[c] += a * row[c]
+        _scores_subset(W, k, val, ind, nnz, needl, nneed, 0, z)
         for j in range(nneed):
             c = needl[j]
             w.zl[c] = z[c]
@@ -617,45 +687,15 @@ cdef double _block_step(double* W, Py_ssize_t k, const double* val, const int32_
         for c in range(k):
             need[c] = 0
     # Δ = b − β_i;  dc = per-class change: dc[y] = ΣΔ, dc[o(t)] = −Δ_t;  W += x dcᵀ
-    nact = 0
-    sumd = 0.0
-    for c in range(k):
-        dc[c] = 0.0
-    for t in range(K):
-        d = b[t] - beta_i[t]
-        if d != 0.0:
-            c = t + 1 if t + 1 != y else 0
-            dc[c] = -d
-            act[nact] = c
-            nact += 1
-            sumd += d
-            beta_i[t] = b[t]
+    nact = _block_changes(k, y, K, NULL, b, beta_i, dc, act)
     if nact == 0:
         return gamma_i
-    dc[y] = sumd
-    act[nact] = y
-    nact += 1
     if w.screen:
         # path lengths: ‖Δw_c‖ = |dc_c|·‖x_i‖
         for j in range(nact):
             c = act[j]
             w.L[c] += fabs(dc[c]) * w.nrm
-    w.ops += <double>(nnz * nact if 4 * nact <= k else nnz * k) * 0.5   # rows are in cache
-    if 4 * nact <= k:
-        # few classes changed: W[f, act] += x_f * dc[act] for each nonzero x_f
-        for q in range(nnz):
-            a = val[q]
-            row = W + <Py_ssize_t>ind[q] * k
-            for j in range(nact):
-                c = act[j]
-                row[c] += a * dc[c]
-    else:
-        # W[f, :] += x_f * dc (contiguous row of k)
-        for q in range(nnz):
-            a = val[q]
-            row = W + <Py_ssize_t>ind[q] * k
-            for c in range(k):
-                row[c] += a * dc[c]
+    _add_changes(W, k, val, ind, nnz, dc, act, nact, False, w)
     return gam
 
 
@@ -683,11 +723,10 @@ cdef double _block_step_shrinking(double* W, Py_ssize_t k, const double* val,
     added to sh.gap_active (the duality gap is the sum of these terms over all pairs).
     Returns the new γ_i = Σ_t β_it.
     """
-    cdef Py_ssize_t K = k - 1, t, c, q, j, jj, nact, na = n_act[0], nneed
-    cdef double zy, inv_sq, gam, gam_a, fixed, d, sumd, a, r, b, pg, vblock = 0.0, acc
+    cdef Py_ssize_t K = k - 1, t, c, q, j, nact, na = n_act[0], nneed
+    cdef double zy, inv_sq, gam, gam_a, fixed, r, b, pg, vblock = 0.0, acc
     cdef int fb = 0
     cdef int32_t tmp
-    cdef double* row
     cdef double* z = w.z
     cdef double* v = w.v
     cdef double* bb = w.b
@@ -718,18 +757,7 @@ cdef double _block_step_shrinking(double* W, Py_ssize_t k, const double* val,
         else:
             # row by row: the needed entries are scattered over a row of W that is not in
             # cache, so each one's line is prefetched ahead
-            for j in range(nneed):
-                z[needl[j]] = 0.0
-            for q in range(nnz):
-                if q + SUBSET_AHEAD < nnz:
-                    row = W + <Py_ssize_t>ind[q + SUBSET_AHEAD] * k
-                    for j in range(nneed):
-                        PREFETCH(row + needl[j])
-                a = val[q]
-                row = W + <Py_ssize_t>ind[q] * k
-                for j in range(nneed):
-                    c = needl[j]
-                    z[c] += a * row[c]
+            _scores_subset(W, k, val, ind, nnz, needl, nneed, SUBSET_AHEAD, z)
         w.ops += <double>(nnz * nneed * 2 + 4 * nneed)
         w.n_scored += nneed
     zy = z[y]
@@ -780,39 +808,10 @@ cdef double _block_step_shrinking(double* W, Py_ssize_t k, const double* val,
             bb[j] = beta_i[act[j]]
         gam = _iterative(v, na, sq, C, bb, w.eps_sub, w.max_sub)
     # Δ = b − β_i on the active pairs; dc = per-class change of the coefficient of x_i
-    nact = 0
-    sumd = 0.0
-    for c in range(k):
-        dc[c] = 0.0
-    for j in range(na):
-        t = act[j]
-        d = bb[j] - beta_i[t]
-        if d != 0.0:
-            c = t + 1 if t + 1 != y else 0
-            dc[c] = -d
-            cls[nact] = c
-            nact += 1
-            sumd += d
-            beta_i[t] = bb[j]
+    nact = _block_changes(k, y, na, act, bb, beta_i, dc, cls)
     if nact == 0:
         return gamma_i
-    dc[y] = sumd
-    cls[nact] = y
-    nact += 1
-    w.ops += <double>(nnz * nact if 4 * nact <= k else nnz * k) * 0.5
-    if 4 * nact <= k:
-        for q in range(nnz):
-            a = val[q]
-            row = W + <Py_ssize_t>ind[q] * k
-            for jj in range(nact):
-                c = cls[jj]
-                row[c] += a * dc[c]
-    elif not rows_small(W, k, val, ind, nnz, dc):
-        for q in range(nnz):
-            a = val[q]
-            row = W + <Py_ssize_t>ind[q] * k
-            for c in range(k):
-                row[c] += a * dc[c]
+    _add_changes(W, k, val, ind, nnz, dc, cls, nact, True, w)
     return gam + fixed
 
 
@@ -832,18 +831,16 @@ cdef void _objectives(const _Problem* p, const double* W, const double* gamma, d
     # wsq = ‖W‖²;  P = ½wsq + Σ_i C_i Σ_{j≠y_i} max(0, 1 − z_{y_i} + z_j);  D = Σ_i γ_i − ½wsq
     cdef Py_ssize_t i, j, k = p.k
     cdef Py_ssize_t f, dk = p.X.n_cols * p.k
-    cdef int64_t lo
+    cdef SparseRow x
     cdef double wsq = 0.0, loss = 0.0, gsum = 0.0, li, zy, h
     for f in range(dk):
         wsq += W[f] * W[f]
     for i in range(p.X.n_rows):
-        lo = p.X.indptr[i]
+        x = csr_row(&p.X, i)
         if fast:
-            _scores4(W, k, p.X.data + lo, p.X.indices + lo,
-                     <Py_ssize_t>(p.X.indptr[i + 1] - lo), z)
+            _scores4(W, k, x.val, x.ind, x.nnz, z)
         else:
-            _scores(W, k, p.X.data + lo, p.X.indices + lo,
-                    <Py_ssize_t>(p.X.indptr[i + 1] - lo), z)
+            _scores(W, k, x.val, x.ind, x.nnz, z)
         zy = z[p.y[i]]
         li = 0.0
         for j in range(k):
@@ -860,6 +857,19 @@ cdef void _objectives(const _Problem* p, const double* W, const double* gamma, d
 # ---------------------------------------------------------------------------------------------
 # The solver
 # ---------------------------------------------------------------------------------------------
+
+cdef inline int _step_limit(long long n_steps, long long max_steps,
+                            Py_ssize_t* until_check) except -1 nogil:
+    # 1 once max_steps block steps are done (max_steps = 0: no limit), else 0 after a check for
+    # Ctrl-C every SIGNAL_CHECK_EVERY steps (which raises out of the sweep)
+    if max_steps > 0 and n_steps >= max_steps:
+        return 1
+    until_check[0] -= 1
+    if until_check[0] == 0:
+        until_check[0] = SIGNAL_CHECK_EVERY
+        _check_signals()
+    return 0
+
 
 def _as_arrays(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_classes):
     data = np.ascontiguousarray(data, dtype=np.float64)
@@ -1005,13 +1015,9 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     cdef Py_ssize_t dummy_index = 0
 
     cdef _Problem p
-    p.X.data = &v_data[0] if v_data.shape[0] > 0 else &dummy
-    p.X.indices = &v_indices[0] if v_indices.shape[0] > 0 else &dummy_int
-    p.X.indptr = &v_indptr[0]
+    csr_bind(&p.X, v_data, v_indices, v_indptr, d)
     p.y = &v_y[0] if n > 0 else &dummy_int
     p.C = &v_C[0] if n > 0 else &dummy
-    p.X.n_rows = n
-    p.X.n_cols = d
     p.k = k
     cdef const double* sqp = &v_sq[0] if n > 0 else &dummy
     cdef double* Wp = &v_W[0, 0] if d > 0 else &dummy
@@ -1073,7 +1079,7 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     cdef double primal = 0.0, dual = 0.0, gap = INFINITY, gap1 = INFINITY, rel = 1.0
     cdef double prev_gap = INFINITY, rate, ahead
     cdef Py_ssize_t prev_it = 0
-    cdef int64_t lo
+    cdef SparseRow x
     cdef Rng rng
     rng_seed(&rng, seed)
 
@@ -1087,22 +1093,17 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                 # index = rng.permutation(index)
                 rng_shuffle(&rng, index, n_visit)
                 for s in range(n_visit):
-                    if max_steps > 0 and n_steps >= max_steps:
+                    if _step_limit(n_steps, max_steps, &until_check):
                         step_limit = True
                         break
-                    until_check -= 1
-                    if until_check == 0:
-                        until_check = SIGNAL_CHECK_EVERY
-                        _check_signals()
                     i = index[s]
-                    lo = p.X.indptr[i]
+                    x = csr_row(&p.X, i)
                     if w.screen:
                         w.zl = zlp + i * k
                         w.Ll = Llp + i * k
                         w.nrm = nrmp[i]
-                    gammap[i] = _block_step(Wp, k, p.X.data + lo, p.X.indices + lo,
-                                            <Py_ssize_t>(p.X.indptr[i + 1] - lo), sqp[i], p.y[i],
-                                            p.C[i], betap + i * K, gammap[i], &w)
+                    gammap[i] = _block_step(Wp, k, x.val, x.ind, x.nnz, sqp[i], p.y[i], p.C[i],
+                                            betap + i * K, gammap[i], &w)
                     n_steps += 1
             else:
                 # the active points in a fresh order; a point whose pairs are all shrunk leaves
@@ -1113,20 +1114,14 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                 sh.sum_pg = 0.0
                 s = 0
                 while s < n_active:
-                    if max_steps > 0 and n_steps >= max_steps:
+                    if _step_limit(n_steps, max_steps, &until_check):
                         step_limit = True
                         break
-                    until_check -= 1
-                    if until_check == 0:
-                        until_check = SIGNAL_CHECK_EVERY
-                        _check_signals()
                     i = index[s]
-                    lo = p.X.indptr[i]
+                    x = csr_row(&p.X, i)
                     gammap[i] = _block_step_shrinking(
-                        Wp, k, p.X.data + lo, p.X.indices + lo,
-                        <Py_ssize_t>(p.X.indptr[i + 1] - lo),
-                        sqp[i], p.y[i], p.C[i], betap + i * K, gammap[i],
-                        actp + i * act_stride, nactp + i, &w, &sh)
+                        Wp, k, x.val, x.ind, x.nnz, sqp[i], p.y[i], p.C[i], betap + i * K,
+                        gammap[i], actp + i * act_stride, nactp + i, &w, &sh)
                     n_steps += 1
                     if nactp[i] == 0:
                         n_active -= 1

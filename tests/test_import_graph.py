@@ -15,9 +15,11 @@ def module_name(path):
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-# Cython's statements (.pyx/.pxd are not Python syntax): `from a.b cimport/import x, y` and
-# `cimport/import a.b`, at any indentation.
-CYTHON_FROM = re.compile(r"^\s*from\s+([\w.]+)\s+c?import\s+\(?([\w\s,]+)", re.M)
+# Cython's statements (.pyx/.pxd are not Python syntax): `from a.b cimport/import x, y` (the
+# names on that line, or in parentheses over several lines) and `cimport/import a.b`, at any
+# indentation.
+CYTHON_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+c?import[ \t]+(\([\w\s,]+\)|[\w \t,]+)",
+                         re.M)
 CYTHON_IMPORT = re.compile(r"^\s*c?import\s+([\w.]+)", re.M)
 
 
@@ -26,7 +28,7 @@ def imported_names(path):
     source = path.read_text()
     if path.suffix != ".py":
         return [(m, n.split()[0]) for m, ns in CYTHON_FROM.findall(source)
-                for n in ns.split(",") if n.strip()] + \
+                for n in ns.strip("()").split(",") if n.strip()] + \
             [(m, None) for m in CYTHON_IMPORT.findall(source)]
     names = []
     for node in ast.walk(ast.parse(source, filename=str(path))):
