@@ -210,7 +210,8 @@ def setting_block(datasets=(), peers=PEERS, extra=(), meta=None):
         meta = run_meta(datasets, peers)
     load = meta.get("load_average")
     load = "" if load is None else f"; load average at start {load:.2f}"
-    lines = [f"- Machine: {meta['machine']}{load}",
+    lines = [f"- Measured on commit {meta['commit']}"] if meta.get("commit") else []
+    lines += [f"- Machine: {meta['machine']}{load}",
              f"- Versions: budgetsvm {meta['budgetsvm']}; {meta['peers']}"]
     lines += meta["data"]
     lines += [f"- {item}" for item in extra]
