@@ -14,14 +14,20 @@ Policy (documented in README.md, "Data files"):
 The result is a scipy CSR matrix (float64 values; int32 column indices while nnz < 2^31, int64
 otherwise: scipy keeps indices and row pointers in one dtype) and a float64 label array.
 """
+import contextlib
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 
-from budgetsvm import _parse
+from budgetsvm import _parse, threads
 from budgetsvm.errors import DataFormatError
 from budgetsvm.fileio import DECOMPRESSION_ERRORS, open_input
 
 BLOCK_BYTES = 1 << 23          # read 8 MiB at a time; a longer line grows the block
+# read_problem reads 1 MiB blocks: with worker threads, parsing overlaps reading from the first
+# megabyte on and a file of a few MB still splits over the threads (the same blocks without).
+READ_BLOCK_BYTES = 1 << 20
 MAX_INDEX = 2147483647
 
 _MESSAGES = {
@@ -54,8 +60,17 @@ def iter_blocks(path, zero_based=False, block_bytes=BLOCK_BYTES):
 
     Memory is bounded by the block size (plus the longest line), whatever the file size.
     """
-    stream = open_input(path)
     offset = 0 if zero_based else 1
+    for raw in _text_blocks(path, block_bytes):
+        yield _parse_raw(path, raw, offset)
+
+
+def _text_blocks(path, block_bytes):
+    """Yield (text, length, lines before it) for blocks of whole lines of ``path``: its
+    first ``length`` bytes are whole lines. A read error (a corrupt compressed stream) is
+    yielded as the exception itself, after the blocks before it, so that a parser meets it
+    in file order."""
+    stream = open_input(path)
     line_no = 0           # lines consumed before the current block
     carry = b""
     try:
@@ -63,8 +78,9 @@ def iter_blocks(path, zero_based=False, block_bytes=BLOCK_BYTES):
             try:
                 chunk = stream.read(block_bytes)
             except DECOMPRESSION_ERRORS as exc:
-                raise DataFormatError(path, None, f"cannot read (corrupt or truncated "
-                                      f"compressed stream?): {exc}") from None
+                yield DataFormatError(path, None, f"cannot read (corrupt or truncated "
+                                      f"compressed stream?): {exc}")
+                return
             at_end = not chunk
             data = carry + chunk if carry else chunk
             del chunk                 # at most one block of text (plus a carried line) alive
@@ -78,7 +94,7 @@ def iter_blocks(path, zero_based=False, block_bytes=BLOCK_BYTES):
                 data += b"\n"        # last line without a newline
                 cut += 1
             carry = data[cut:]
-            yield _parse_buffer(path, data, cut, line_no, offset)
+            yield data, cut, line_no
             line_no += data.count(b"\n", 0, cut)
             del data
             if at_end:
@@ -86,6 +102,13 @@ def iter_blocks(path, zero_based=False, block_bytes=BLOCK_BYTES):
     finally:
         if stream is not None and path != "-":
             stream.close()
+
+
+def _parse_raw(path, raw, offset):
+    if isinstance(raw, BaseException):
+        raise raw
+    data, cut, line_no = raw
+    return _parse_buffer(path, data, cut, line_no, offset)
 
 
 def _parse_buffer(path, buf, length, line_no, offset):
@@ -125,7 +148,20 @@ def read_problem(path, zero_based=False, n_features=None, allow_empty=False):
     n_features, if given, fixes the width (larger indices are an error for the caller to
     avoid); otherwise it is the largest index in the file, as LIBSVM does.
     """
-    blocks = list(iter_blocks(path, zero_based))
+    offset = 0 if zero_based else 1
+
+    def parse(raw):
+        return _parse_raw(path, raw, offset)
+    with contextlib.closing(_text_blocks(path, READ_BLOCK_BYTES)) as texts:
+        if threads.current_threads() > 1 and \
+                threading.current_thread() is threading.main_thread():
+            # The main thread reads (and decompresses) blocks while the pool's threads parse
+            # those read before. The blocks are the serial loop's, so are the arrays and the
+            # first error in file order (a bad line, or a corrupt stream after it).
+            with threads.ordered_map(parse, texts) as parsed:
+                blocks = list(parsed)
+        else:
+            blocks = [parse(raw) for raw in texts]
     if not blocks or sum(len(b.labels) for b in blocks) == 0:
         if allow_empty:
             return sp.csr_matrix((0, n_features or 0)), np.empty(0)

@@ -155,3 +155,97 @@ def test_closing_an_input_closes_its_file(tmp_path, suffix):
         gc.collect()
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+# --------------------------------------------------------------------------------------------
+# Reading with worker threads (-n): the calling thread reads blocks, the pool parses them
+# --------------------------------------------------------------------------------------------
+
+def _same_problem(a, b):
+    (Xa, ya), (Xb, yb) = a, b
+    return (Xa.shape == Xb.shape and Xa.indptr.dtype == Xb.indptr.dtype
+            and Xa.indices.dtype == Xb.indices.dtype and ya.tobytes() == yb.tobytes()
+            and all(getattr(Xa, f).tobytes() == getattr(Xb, f).tobytes()
+                    for f in ("indptr", "indices", "data")))
+
+
+def _mixed_lines(n=600, seed=0):
+    """Short rows, empty rows, comments, CRLF and one row much longer than a block."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(n):
+        width = 400 if i == 250 else int(rng.integers(0, 6))
+        idx = np.sort(rng.choice(500, size=width, replace=False)) + 1
+        end = "\r\n" if i % 7 == 0 else "\n"
+        lines.append(f"{i % 3} " + " ".join(f"{j}:{rng.normal()!r}" for j in idx) + end)
+        if i % 50 == 0:
+            lines.append("# a comment\n")
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("suffix", ["", ".xz"])
+@pytest.mark.parametrize("n_threads", [2, 3])
+def test_threads_read_the_serial_problem(tmp_path, monkeypatch, suffix, n_threads):
+    from budgetsvm import io, threads
+    text = _mixed_lines().encode()
+    path = write(tmp_path, lzma.compress(text) if suffix else text, name="d" + suffix)
+    serial = read_problem(path)
+    monkeypatch.setattr(io, "READ_BLOCK_BYTES", 97)      # hundreds of blocks
+    with threads.pool(n_threads):
+        assert _same_problem(read_problem(path), serial)
+        assert _same_problem(read_problem(path, zero_based=True),
+                             _serial_read(path, zero_based=True))
+
+
+def _serial_read(path, **kwargs):
+    from budgetsvm import threads
+    with threads.pool(1):
+        return read_problem(path, **kwargs)
+
+
+def _cut_after(packed, n_bytes):
+    """The shortest prefix of the xz stream ``packed`` that decompresses to ≥ n_bytes."""
+    lo, hi = 0, len(packed)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if len(lzma.LZMADecompressor().decompress(packed[:mid])) >= n_bytes:
+            hi = mid
+        else:
+            lo = mid + 1
+    return packed[:lo]
+
+
+def test_threads_report_the_first_error_in_file_order(tmp_path, monkeypatch):
+    # Two bad lines in different blocks, and xz streams cut before, just after (within the
+    # blocks read ahead) and well after the first: with 3 threads the message is always the
+    # one-thread reader's (the first error in file order, a bad line or the cut), whichever
+    # block a thread finishes first.
+    from budgetsvm import io, threads
+    text = ("1 1:1\n" * 10000 + "1 1:x\n" + "1 1:1\n" * 5000 + "1 2:y\n").encode()
+    rng = np.random.default_rng(0)
+    tail = "".join(f"1 1:{v!r}\n" for v in rng.normal(size=20000)).encode()
+    packed = lzma.compress(text + tail, preset=0)
+    bad_at = text.index(b"1:x")
+    monkeypatch.setattr(io, "READ_BLOCK_BYTES", 1000)
+    cases = [(text, "bad.txt")] + [(_cut_after(packed, bad_at + shift), f"cut{shift}.xz")
+                                   for shift in (-30000, 1500, 3000, 200000)]
+    kinds = []
+    for content, name in cases:
+        path = write(tmp_path, content, name=name)
+        with pytest.raises(DataFormatError) as serial:
+            _serial_read(path)
+        with threads.pool(3), pytest.raises(DataFormatError) as threaded:
+            read_problem(path)
+        assert str(threaded.value) == str(serial.value), name
+        kinds.append("line" if ":10001: value is not a number: '1:x'" in str(serial.value)
+                     else "cut" if "compressed" in str(serial.value) else str(serial.value))
+    assert kinds == ["line", "cut", "line", "line", "line"]
+
+
+def test_threads_report_a_truncated_stream(tmp_path, monkeypatch):
+    from budgetsvm import io, threads
+    good = lzma.compress(b"1 1:1\n" * 100000)
+    path = write(tmp_path, good[: len(good) // 2], name="cut.xz")
+    monkeypatch.setattr(io, "READ_BLOCK_BYTES", 4096)
+    with threads.pool(2), pytest.raises(DataFormatError, match="compressed"):
+        read_problem(path)

@@ -212,7 +212,8 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         with threads.pool(params.n_threads):
             model_io.save_model(model, model_file, format=model_format)
         return
-    X, y = io.read_problem(training_file, zero_based=zero_based)
+    with threads.pool(params.n_threads):        # blocks are parsed while the next are read
+        X, y = io.read_problem(training_file, zero_based=zero_based)
     _scale_notice(largest_value(X), quiet)
     if folds is not None:
         if probability == "1":
@@ -229,7 +230,8 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
     model_io.check_format(model_format, params.solver, np.unique(y))   # classes from the data
     total = progress_total(params, X.shape[0], len(np.unique(y)))
     rows = []
-    monitor_test = io.read_problem(monitor_test_file) if monitor_test_file else None
+    with threads.pool(params.n_threads):
+        monitor_test = io.read_problem(monitor_test_file) if monitor_test_file else None
     monitor = rows.append if monitor_file else None
     if probability == "1":
         # the model and the internal folds of the probability fit train at the same time
