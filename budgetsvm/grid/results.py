@@ -18,17 +18,24 @@ def format_rate(rate):
     return repr(float(rate))
 
 
-def format_result(point, rate):
-    """One .out line (without the newline): ``log2c=<x> log2g=<y> [budget=<B>] rate=<r>``."""
+def point_fields(point, log2c, log2g, with_budget=True):
+    """The texts of the dimensions a grid point has (unsearched ones are None): log2c(x) and
+    log2g(y) for its logs, then ``budget=<B>`` (unless with_budget is False)."""
     fields = []
     if point.log2c is not None:
-        fields.append(f"log2c={format_value(point.log2c)}")
+        fields.append(log2c(point.log2c))
     if point.log2g is not None:
-        fields.append(f"log2g={format_value(point.log2g)}")
-    if point.budget is not None:
+        fields.append(log2g(point.log2g))
+    if with_budget and point.budget is not None:
         fields.append(f"budget={point.budget}")
-    fields.append(f"rate={format_rate(rate)}")
-    return " ".join(fields)
+    return fields
+
+
+def format_result(point, rate):
+    """One .out line (without the newline): ``log2c=<x> log2g=<y> [budget=<B>] rate=<r>``."""
+    return " ".join(point_fields(point, lambda x: f"log2c={format_value(x)}",
+                                 lambda y: f"log2g={format_value(y)}")
+                    + [f"rate={format_rate(rate)}"])
 
 
 _RATE = re.compile(r"rate=([0-9.]+)")

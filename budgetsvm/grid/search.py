@@ -9,7 +9,7 @@ from budgetsvm.errors import ParameterError, TrainingDiverged
 from budgetsvm.grid.order import DEFAULT_LOG2C, DEFAULT_LOG2G, Point, job_points
 from budgetsvm.grid.plot import plot_contour
 from budgetsvm.grid.results import (ResultFile, best_values, better, format_rate, format_result,
-                                    format_value, read_results, select_best)
+                                    format_value, point_fields, read_results, select_best)
 from budgetsvm.grid.runners import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_RETRIES, DaskRunner,
                                     InlineRunner, PoolRunner, connect_dask, point_params,
                                     rate_from_correct)
@@ -106,22 +106,10 @@ def _fmt_opt(value):
 def point_line(worker, point, rate, best_point, best_rate):
     """grid.py's stdout line: ``[worker] <log2c> <log2g> <rate> (best c=<C>, g=<g>, rate=<r>)``
     (values of unsearched dimensions omitted; ``budget=<B>`` for budget lists)."""
-    parts = [f"[{worker}]"]
-    if point.log2c is not None:
-        parts.append(format_value(point.log2c))
-    if point.log2g is not None:
-        parts.append(format_value(point.log2g))
-    if point.budget is not None:
-        parts.append(f"budget={point.budget}")
-    parts.append(format_rate(rate))
-    best = []
-    if best_point is not None:
-        if best_point.log2c is not None:
-            best.append(f"c={2.0 ** best_point.log2c!r}")
-        if best_point.log2g is not None:
-            best.append(f"g={2.0 ** best_point.log2g!r}")
-        if best_point.budget is not None:
-            best.append(f"budget={best_point.budget}")
+    parts = ([f"[{worker}]"] + point_fields(point, format_value, format_value)
+             + [format_rate(rate)])
+    best = [] if best_point is None else point_fields(
+        best_point, lambda x: f"c={2.0 ** x!r}", lambda y: f"g={2.0 ** y!r}")
     best.append(f"rate={format_rate(best_rate)}")
     return " ".join(parts) + " (best " + ", ".join(best) + ")"
 
@@ -141,11 +129,8 @@ def best_lines(best_point, best_rate):
     if best_point is None:
         return ["best rate=-1", "-1"]
     first = "best " + format_result(best_point, best_rate)
-    values = []
-    if best_point.log2c is not None:
-        values.append(repr(2.0 ** best_point.log2c))
-    if best_point.log2g is not None:
-        values.append(repr(2.0 ** best_point.log2g))
+    values = point_fields(best_point, lambda x: repr(2.0 ** x), lambda y: repr(2.0 ** y),
+                          with_budget=False)
     return [first, " ".join(values + [format_rate(best_rate)])]
 
 
