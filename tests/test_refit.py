@@ -42,7 +42,9 @@ def problem(seed=0, n=80, d=5, n_sv=12, gamma=0.4):
 
 @pytest.mark.parametrize("kind", ["rbf", "linear", "poly", "sigmoid"])
 @pytest.mark.parametrize("n_rows", [40, 5000])         # one block and several
-def test_kernel_block_equals_the_definition(kind, n_rows):
+@pytest.mark.parametrize("small_pages_bytes", [refit.SMALL_PAGES_BYTES, 0])   # np.empty or mmap
+def test_kernel_block_equals_the_definition(kind, n_rows, small_pages_bytes, monkeypatch):
+    monkeypatch.setattr(refit, "SMALL_PAGES_BYTES", small_pages_bytes)
     rng = np.random.default_rng(1)
     X = random_csr(rng, n_rows, 9, 0.4, values="uniform")
     S = random_csr(rng, 7, 9, 0.6, values="uniform")
