@@ -28,6 +28,57 @@ ctypedef struct Kernel:
     double gamma
     double coef0
     int degree
+    # rbf rows through exp_nonpositive instead of libm's exp (the robust default; the papers'
+    # mode keeps libm's, so that it reproduces the published algorithms' models bit for bit)
+    bint fast_exp
+
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* v[j] = exp(v[j]) for v[j] <= 0, within 3 ulp of the exact value (0 below -708, where
+       exp is subnormal or 0). Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, with ln2 split
+       so that k*LN2_HI is exact; exp(r) by its Taylor polynomial of degree 12 (truncation error
+       below 2e-16); 2^k built in the exponent bits. Branch-free, so that the compiler
+       vectorises the loop: about 4x faster than calling libm's exp per entry. Plain IEEE
+       arithmetic (no fused multiply-add, see setup.py): the same bits on every machine. */
+    static inline void bsvm_exp_nonpositive(double* v, Py_ssize_t n) {
+        const double LOG2E = 1.4426950408889634074;
+        const double LN2_HI = 6.93147180369123816490e-01;
+        const double LN2_LO = 1.90821492927058770002e-10;
+        const double SHIFTER = 6755399441055744.0;      /* 1.5 * 2^52: rounds to an integer */
+        int64_t shifter_bits;
+        memcpy(&shifter_bits, &SHIFTER, sizeof shifter_bits);
+        for (Py_ssize_t j = 0; j < n; j++) {
+            double x = v[j];
+            double xc = x < -708.0 ? -708.0 : x;
+            double t = xc * LOG2E + SHIFTER;             /* the low bits of t hold k */
+            double k = t - SHIFTER;
+            double r = (xc - k * LN2_HI) - k * LN2_LO;
+            double p = 1.0 / 479001600.0;
+            p = p * r + 1.0 / 39916800.0;
+            p = p * r + 1.0 / 3628800.0;
+            p = p * r + 1.0 / 362880.0;
+            p = p * r + 1.0 / 40320.0;
+            p = p * r + 1.0 / 5040.0;
+            p = p * r + 1.0 / 720.0;
+            p = p * r + 1.0 / 120.0;
+            p = p * r + 1.0 / 24.0;
+            p = p * r + 1.0 / 6.0;
+            p = p * r + 0.5;
+            p = p * r + 1.0;
+            p = p * r + 1.0;
+            int64_t t_bits, scale_bits;
+            memcpy(&t_bits, &t, sizeof t_bits);
+            scale_bits = (t_bits - shifter_bits + 1023) << 52;    /* 2^k */
+            double scale;
+            memcpy(&scale, &scale_bits, sizeof scale);
+            v[j] = x < -708.0 ? 0.0 : p * scale;
+        }
+    }
+    """
+    void exp_nonpositive "bsvm_exp_nonpositive"(double* v, Py_ssize_t n) noexcept nogil
 
 
 cdef inline double sqdist_from_dot(double dot, double sqa, double sqb) noexcept nogil:
@@ -60,7 +111,12 @@ cdef inline void kernel_row_from_dots(const Kernel* K, double* out, Py_ssize_t n
     # out[j] = k(x, sv_j) given out[j] = x·sv_j, xsq = ‖x‖², sq[j] = ‖sv_j‖²
     cdef Py_ssize_t j
     cdef double g = K.gamma, c0 = K.coef0, d2
-    if K.kind == KERNEL_RBF:
+    if K.kind == KERNEL_RBF and K.fast_exp:
+        for j in range(n):
+            d2 = xsq + sq[j] - 2.0 * out[j]
+            out[j] = -g * d2 if d2 > 0.0 else 0.0
+        exp_nonpositive(out, n)
+    elif K.kind == KERNEL_RBF:
         for j in range(n):
             d2 = xsq + sq[j] - 2.0 * out[j]
             if d2 < 0.0:

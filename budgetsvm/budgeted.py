@@ -25,7 +25,8 @@ def new_store(params, d, nr_coef, gamma, compare_merges=False, track_q=False):
     return SVStore(d, int(params.budget), nr_coef, params.kernel, gamma, float(params.coef0),
                    int(params.degree), params.maintenance,
                    params.merge_search if params.maintenance == "merge" else "gss",
-                   track_q=track_q, compare=compare_merges, coalesce=params.effective_coalesce())
+                   track_q=track_q, compare=compare_merges, coalesce=params.effective_coalesce(),
+                   fast_exp=params.polish != "none")
 
 
 def model_params(params, n, d, gamma, extra):

@@ -460,3 +460,52 @@ def test_merging_far_apart_vectors_keeps_the_larger_one(method, weights):
     assert wd == pytest.approx(min(am, an) ** 2, rel=1e-12)
     assert az == pytest.approx(max(am, an), rel=1e-12)
     assert h == (1.0 if am >= an else 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The vectorised exp of the robust default's rbf rows (budgetsvm/_kernels.pxd, exp_nonpositive)
+# ---------------------------------------------------------------------------------------------
+
+def test_fast_exp_rows_are_within_3_ulp_of_libm_exp():
+    # Stored vectors on a line at distances whose −γ d² spans [−760, 0]: the same arguments
+    # through libm's exp (fast_exp off) and through exp_nonpositive (on).
+    gamma = 0.5
+    dist = np.concatenate([[0.0, 1e-9, 1e-4], np.sqrt(np.linspace(0.0, 1520.0, 997))])
+    S = np.zeros((dist.size, 2))
+    S[:, 0] = dist
+    rows = []
+    for fast in (False, True):
+        store = SVStore(2, dist.size, 1, "rbf", gamma, fast_exp=fast)
+        for i, s in enumerate(S):
+            store.insert(s, 1.0, i)
+        rows.append(store.kernel_row(np.zeros(2)))
+    exact, fast = rows
+    assert fast[0] == 1.0                                   # d² = 0 gives exactly 1
+    normal = exact > 1e-306
+    ulps = np.abs(fast - exact)[normal] / np.spacing(exact[normal])
+    assert ulps.max() <= 3.0
+    # below e^-708 the fast rows are 0, where exp itself is at most ~1e-307
+    assert np.all(fast[~normal] <= exact[~normal] + 1e-306)
+    assert np.all(fast[gamma * dist ** 2 > 708.0] == 0.0)
+
+
+def test_robust_default_uses_fast_exp_papers_mode_libm():
+    # new_store (what bsgd and bsca train with) gives the fast rows to the robust default and
+    # libm's to the papers' mode (--polish none), which must reproduce their models bit for bit
+    from budgetsvm.budgeted import new_store
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 3)) * 2.0
+    x = rng.normal(size=3)
+
+    def row(store):
+        for i, s in enumerate(X):
+            store.insert(s, 1.0, i)
+        return store.kernel_row(x)
+    rows = {polish: row(new_store(TrainParams(polish=polish, budget=80), 3, 1, 0.37))
+            for polish in ("refit", "none")}
+    fast = row(SVStore(3, 80, 1, "rbf", 0.37, fast_exp=True))
+    libm = row(SVStore(3, 80, 1, "rbf", 0.37, fast_exp=False))
+    assert np.any(fast != libm)                  # the two exps differ somewhere on these rows
+    np.testing.assert_array_equal(rows["refit"], fast)
+    np.testing.assert_array_equal(rows["none"], libm)
+    np.testing.assert_allclose(fast, rbf(x[None, :], X, 0.37)[0], rtol=1e-13)
