@@ -32,7 +32,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from budgetsvm._budget cimport SVStore, Store, store_insert
 from budgetsvm._csr cimport CsrRows, SparseRow, csr_bind, csr_row
-from budgetsvm._kernels cimport kernel_row_sparse, kernel_self
+from budgetsvm._kernels cimport kernel_row_sparse, kernel_self, row_dot
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
 from budgetsvm._nogil cimport monotonic_seconds as _now
 from budgetsvm._nogil cimport check_signals as _check_signals
@@ -115,9 +115,7 @@ def bsca_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                 x = csr_row(&R, i)
                 # f̃ = Σ_j β_j k(x_i, x̃_j)
                 kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, x, xsq[i], krow)
-                f = 0.0
-                for j in range(st.n):
-                    f += st.A[j] * krow[j]
+                f = row_dot(&st.kernel, st.A, krow, st.n)
                 yi = <double>y[i]
                 # δ = clip(α_i + (1 − y_i f̃)/Q_ii, 0, C_i) − α_i
                 a_new = alpha[i] + (1.0 - yi * f) / qii[i]
@@ -157,7 +155,7 @@ def store_decision(SVStore store, const double[::1] data, const int32_t[::1] ind
                    const int64_t[::1] indptr, const double[::1] xsq):
     """f̃(x_i) = Σ_j A_j k(x_i, x̃_j) for every CSR row (binary store), O(n·B·nnz)."""
     cdef Store* st = &store.st
-    cdef Py_ssize_t n = indptr.shape[0] - 1, i, j
+    cdef Py_ssize_t n = indptr.shape[0] - 1, i
     if st.nr_coef != 1:
         raise ValueError("binary store expected")
     out_arr = np.zeros(max(n, 0))
@@ -165,7 +163,6 @@ def store_decision(SVStore store, const double[::1] data, const int32_t[::1] ind
     cdef double[::1] out = out_arr
     cdef double* krow = <double*>cnp.PyArray_DATA(krow_arr)
     cdef CsrRows R
-    cdef double f
     if n <= 0:
         return out_arr
     csr_bind(&R, data, indices, indptr, st.d)
@@ -173,8 +170,5 @@ def store_decision(SVStore store, const double[::1] data, const int32_t[::1] ind
         for i in range(n):
             kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, csr_row(&R, i), xsq[i],
                               krow)
-            f = 0.0
-            for j in range(st.n):
-                f += st.A[j] * krow[j]
-            out[i] = f
+            out[i] = row_dot(&st.kernel, st.A, krow, st.n)
     return out_arr

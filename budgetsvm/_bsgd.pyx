@@ -42,7 +42,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from budgetsvm._budget cimport SVStore, Store, store_insert, store_scale
 from budgetsvm._csr cimport CsrRows, SparseRow, csr_bind, csr_row
-from budgetsvm._kernels cimport kernel_row_sparse
+from budgetsvm._kernels cimport kernel_row_sparse, row_dot
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
 from budgetsvm._nogil cimport monotonic_seconds as _now
 from budgetsvm._nogil cimport check_signals as _check_signals
@@ -160,10 +160,7 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                 for r in range(nc):
                     g[r] = 0.0
                 if nc == 1:
-                    f = 0.0
-                    for j in range(st.n):
-                        f += st.A[j] * krow[j]
-                    g[0] = f
+                    g[0] = row_dot(&st.kernel, st.A, krow, st.n)
                 else:
                     for j in range(st.n):
                         a = st.A + j * nc

@@ -637,13 +637,13 @@ cdef class SVStore:
     (lookup: binary merges only, multi-class merging uses 'gss'); track_q: keep ‖w‖²;
     compare: comparison mode for binary merging (rescans every merge with gss and gss-precise,
     see counters()); coalesce: a repeated insertion of a training row (its origin) is added to
-    its stored unmerged entry; fast_exp: rbf kernel rows with exp_nonpositive
+    its stored unmerged entry; fast_rows: rbf kernel rows with exp_nonpositive
     (budgetsvm/_kernels.pxd) instead of libm's exp."""
 
     def __init__(self, Py_ssize_t d, Py_ssize_t budget, Py_ssize_t nr_coef=1, kernel="rbf",
                  double gamma=1.0, double coef0=0.0, int degree=3, maintenance="merge",
                  merge_search="gss", bint track_q=False, double inspan_tol=INSPAN_TOL,
-                 bint compare=False, bint coalesce=False, bint fast_exp=False):
+                 bint compare=False, bint coalesce=False, bint fast_rows=False):
         if budget < 1 or nr_coef < 1 or d < 0:
             raise ValueError("need budget >= 1, nr_coef >= 1, d >= 0")
         cap = budget + 1
@@ -668,7 +668,7 @@ cdef class SVStore:
         st.kernel.gamma = gamma
         st.kernel.coef0 = coef0
         st.kernel.degree = degree
-        st.kernel.fast_exp = fast_exp
+        st.kernel.fast_rows = fast_rows
         st.d = d
         st.cap = cap
         st.budget = budget

@@ -26,7 +26,7 @@ def new_store(params, d, nr_coef, gamma, compare_merges=False, track_q=False):
                    int(params.degree), params.maintenance,
                    params.merge_search if params.maintenance == "merge" else "gss",
                    track_q=track_q, compare=compare_merges, coalesce=params.effective_coalesce(),
-                   fast_exp=params.polish != "none")
+                   fast_rows=params.polish != "none")
 
 
 def model_params(params, n, d, gamma, extra):

@@ -466,16 +466,16 @@ def test_merging_far_apart_vectors_keeps_the_larger_one(method, weights):
 # The vectorised exp of the robust default's rbf rows (budgetsvm/_kernels.pxd, exp_nonpositive)
 # ---------------------------------------------------------------------------------------------
 
-def test_fast_exp_rows_are_within_3_ulp_of_libm_exp():
+def test_fast_rows_rows_are_within_3_ulp_of_libm_exp():
     # Stored vectors on a line at distances whose −γ d² spans [−760, 0]: the same arguments
-    # through libm's exp (fast_exp off) and through exp_nonpositive (on).
+    # through libm's exp (fast_rows off) and through exp_nonpositive (on).
     gamma = 0.5
     dist = np.concatenate([[0.0, 1e-9, 1e-4], np.sqrt(np.linspace(0.0, 1520.0, 997))])
     S = np.zeros((dist.size, 2))
     S[:, 0] = dist
     rows = []
     for fast in (False, True):
-        store = SVStore(2, dist.size, 1, "rbf", gamma, fast_exp=fast)
+        store = SVStore(2, dist.size, 1, "rbf", gamma, fast_rows=fast)
         for i, s in enumerate(S):
             store.insert(s, 1.0, i)
         rows.append(store.kernel_row(np.zeros(2)))
@@ -489,7 +489,7 @@ def test_fast_exp_rows_are_within_3_ulp_of_libm_exp():
     assert np.all(fast[gamma * dist ** 2 > 708.0] == 0.0)
 
 
-def test_robust_default_uses_fast_exp_papers_mode_libm():
+def test_robust_default_uses_fast_rows_papers_mode_libm():
     # new_store (what bsgd and bsca train with) gives the fast rows to the robust default and
     # libm's to the papers' mode (--polish none), which must reproduce their models bit for bit
     from budgetsvm.budgeted import new_store
@@ -503,9 +503,45 @@ def test_robust_default_uses_fast_exp_papers_mode_libm():
         return store.kernel_row(x)
     rows = {polish: row(new_store(TrainParams(polish=polish, budget=80), 3, 1, 0.37))
             for polish in ("refit", "none")}
-    fast = row(SVStore(3, 80, 1, "rbf", 0.37, fast_exp=True))
-    libm = row(SVStore(3, 80, 1, "rbf", 0.37, fast_exp=False))
+    fast = row(SVStore(3, 80, 1, "rbf", 0.37, fast_rows=True))
+    libm = row(SVStore(3, 80, 1, "rbf", 0.37, fast_rows=False))
     assert np.any(fast != libm)                  # the two exps differ somewhere on these rows
     np.testing.assert_array_equal(rows["refit"], fast)
     np.testing.assert_array_equal(rows["none"], libm)
     np.testing.assert_allclose(fast, rbf(x[None, :], X, 0.37)[0], rtol=1e-13)
+
+
+@pytest.mark.parametrize("n_sv", [5, 8, 61])          # below one lane block, exactly one, a tail
+def test_lane_sums_of_the_decision_value(n_sv):
+    # store_decision = Σ_j A_j k(x, x̃_j): with fast_rows the products summed in 8 interleaved
+    # lanes, added pairwise, then the tail (the order is part of the definition: same bits on
+    # every machine); without, in order. Replayed here operation by operation.
+    from budgetsvm._bsca import store_decision
+    rng = np.random.default_rng(n_sv)
+    S, x = rng.normal(size=(n_sv, 4)), rng.normal(size=(1, 4))
+    coef = rng.normal(size=n_sv)
+    xs = sp.csr_matrix(x)
+    values = {}
+    for fast in (False, True):
+        store = SVStore(4, n_sv, 1, "linear", fast_rows=fast)      # linear: krow is exact dots
+        for i in range(n_sv):
+            store.insert(S[i], coef[i], i)
+        _, A, _, _ = store.export()
+        krow = store.kernel_row(x[0])
+        values[fast] = store_decision(store, xs.data, xs.indices.astype(np.int32),
+                                      xs.indptr.astype(np.int64), (x * x).sum(1))[0]
+    prod = A[:, 0] * krow
+    in_order = 0.0
+    for p in prod:
+        in_order += p
+    full = (n_sv // 8) * 8
+    lanes = np.zeros(8)
+    for start in range(0, full, 8):
+        lanes = lanes + prod[start:start + 8]
+    tail = 0.0
+    for p in prod[full:]:
+        tail += p
+    lanes_sum = (((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+                 ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))) + tail
+    assert values[False] == in_order
+    assert values[True] == lanes_sum
