@@ -70,6 +70,10 @@ cdef extern from *:
     #define BSVM_WW_REVISIT_FACTOR 3.0
     #define BSVM_WW_REVISIT_PASSES 8
     #define BSVM_WW_REVISIT_BUDGET 0.5
+    /* ... and only when the recorded points are at most this share of the sweep's (a gap
+       concentrated on a few points, as on sector.scale; on mnist the revisits were spread over
+       many points and made each sweep dearer than they saved). */
+    #define BSVM_WW_REVISIT_MAX_SHARE 0.05
     /* Scores of the active classes only while they are fewer than k / this (beyond, the whole
        row of W per nonzero costs no more cache lines). */
     #define BSVM_WW_SUBSET_FACTOR 3
@@ -170,6 +174,7 @@ cdef extern from *:
     double REVISIT_FACTOR "BSVM_WW_REVISIT_FACTOR"
     Py_ssize_t REVISIT_PASSES "BSVM_WW_REVISIT_PASSES"
     double REVISIT_BUDGET "BSVM_WW_REVISIT_BUDGET"
+    double REVISIT_MAX_SHARE "BSVM_WW_REVISIT_MAX_SHARE"
     double SHRINK_SHARE "BSVM_WW_SHRINK_SHARE"
     Py_ssize_t SUBSET_FACTOR "BSVM_WW_SUBSET_FACTOR"
     Py_ssize_t CACHED_W_BYTES "BSVM_WW_CACHED_W_BYTES"
@@ -1230,7 +1235,7 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                 # only add their pairs to pair_visits
                 sweep = sh
                 rows_seen = s + (n_visit_before - n_active)
-                if not step_limit and n_rev > 0:
+                if not step_limit and n_rev > 0 and n_rev <= REVISIT_MAX_SHARE * rows_seen:
                     # Revisits (§5.6): the few points whose gap terms grew most between two of
                     # their steps (on sector.scale short rows with many classes at a bound
                     # hold most of the gap) get up to REVISIT_PASSES more exact block steps,
