@@ -61,9 +61,19 @@ cdef extern from *:
     /* Shrinking: after a sweep, a pair at a bound is shrunk when it pushes against the bound by
        more than this times the mean |projected gradient| of the active pairs in that sweep. */
     #define BSVM_WW_SHRINK_SHARE 0.5
-    /* Shrinking: un-shrink at a gap evaluation when the active pairs hold less than this share
-       of the measured gap (the shrunk ones hold the rest). */
-    #define BSVM_WW_UNSHRINK_SHARE 0.5
+    /* Shrinking: evaluate the gap (and revive the shrunk pairs that violate their bound) when
+       the active pairs' gap terms of a sweep fall below this share of the last measured gap. */
+    #define BSVM_WW_STALL_SHARE 0.25
+    /* Revisits: after a sweep, points whose gap terms before their step exceeded this many
+       times the previous sweep's mean per point are stepped again, up to REVISIT_PASSES times
+       while the revisits cost less than REVISIT_BUDGET times the sweep (counted work). */
+    #define BSVM_WW_REVISIT_FACTOR 3.0
+    #define BSVM_WW_REVISIT_PASSES 8
+    #define BSVM_WW_REVISIT_BUDGET 0.5
+    /* ... and only when the recorded points are at most this share of the sweep's (a gap
+       concentrated on a few points, as on sector.scale; on mnist the revisits were spread over
+       many points and made each sweep dearer than they saved). */
+    #define BSVM_WW_REVISIT_MAX_SHARE 0.05
     /* Scores of the active classes only while they are fewer than k / this (beyond, the whole
        row of W per nonzero costs no more cache lines). */
     #define BSVM_WW_SUBSET_FACTOR 3
@@ -160,7 +170,11 @@ cdef extern from *:
     Py_ssize_t SIGNAL_CHECK_EVERY "BSVM_WW_SIGNAL_CHECK_EVERY"
     double KKT_TOL "BSVM_WW_KKT_TOL"
     double EVAL_FRACTION "BSVM_WW_EVAL_FRACTION"
-    double UNSHRINK_SHARE "BSVM_WW_UNSHRINK_SHARE"
+    double STALL_SHARE "BSVM_WW_STALL_SHARE"
+    double REVISIT_FACTOR "BSVM_WW_REVISIT_FACTOR"
+    Py_ssize_t REVISIT_PASSES "BSVM_WW_REVISIT_PASSES"
+    double REVISIT_BUDGET "BSVM_WW_REVISIT_BUDGET"
+    double REVISIT_MAX_SHARE "BSVM_WW_REVISIT_MAX_SHARE"
     double SHRINK_SHARE "BSVM_WW_SHRINK_SHARE"
     Py_ssize_t SUBSET_FACTOR "BSVM_WW_SUBSET_FACTOR"
     Py_ssize_t CACHED_W_BYTES "BSVM_WW_CACHED_W_BYTES"
@@ -175,7 +189,7 @@ WwResult = collections.namedtuple(
     ["W", "beta", "gamma", "n_iter", "n_steps", "primal", "dual", "gap", "gap_iterations",
      "gap_history", "eval_seconds", "solve_seconds", "n_evals", "converged", "n_fallbacks",
      "scored_fraction", "eval_cpu_seconds", "solve_cpu_seconds", "n_unshrink",
-     "pair_fraction"])
+     "pair_fraction", "n_revived", "n_revisits"])
 WwResult.__doc__ = """Result of one Weston–Watkins BCD solve.
 
 W               float64 (d, k), column j is w_j (feature-major storage)
@@ -194,9 +208,13 @@ n_fallbacks     Walrus calls that needed the bisection fallback (expected 0)
 eval_cpu_seconds, solve_cpu_seconds   the same two timers in CPU time of the solving thread
 scored_fraction share of the n_steps·k class scores actually computed (< 1 with screening
                 or shrinking)
-n_unshrink      how often the shrunk pairs were all made active again (shrinking only)
+n_unshrink      how often shrunk pairs were made active again (shrinking only): the gap
+                evaluations that revived violating pairs, and the (rare) full un-shrinks
 pair_fraction   share of the n_steps·(k−1) (point, class) pairs that were active when visited
                 (shrinking only; 1.0 without)
+n_revived       shrunk pairs revived by gap evaluations (shrinking only)
+n_revisits      block steps of the revisits after the sweeps, included in n_steps
+                (shrinking only)
 """
 
 
@@ -854,6 +872,67 @@ cdef void _objectives(const _Problem* p, const double* W, const double* gamma, d
     dual[0] = gsum - 0.5 * wsq
 
 
+cdef void _objectives_shrinking(const _Problem* p, const double* W, const double* gamma,
+                                const double* beta, int32_t* act, Py_ssize_t act_stride,
+                                Py_ssize_t* n_act, double* z, double* primal, double* dual,
+                                long long* n_revived) noexcept nogil:
+    # _objectives(fast=True) (but ‖W‖² summed in four parts) that also revives the shrunk pairs
+    # that violate their bound at this W: β = 0 with r_t > 0 (margin below 1) or β = C_i with
+    # r_t < 0. These are the shrunk pairs whose gap terms are positive (the gap is the sum of the
+    # pairs' terms, §5.6), so afterwards the active pairs hold the whole gap. The scores are the
+    # evaluation's own, so the check costs O(K) per row on top of it.
+    cdef Py_ssize_t i, j, t, c, na, y, K = p.k - 1, k = p.k
+    cdef Py_ssize_t f, dk = p.X.n_cols * p.k
+    cdef SparseRow x
+    cdef double wsq = 0.0, loss = 0.0, gsum = 0.0, li, zy, h, r, b, Ci
+    cdef int32_t* a
+    cdef int32_t tmp
+    cdef long long revived = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    # ‖W‖² with four independent sums: one running sum is bound by the latency of its additions
+    # (about a third of an evaluation on sector.scale), four by the memory bandwidth
+    f = 0
+    while f + 4 <= dk:
+        s0 += W[f] * W[f]
+        s1 += W[f + 1] * W[f + 1]
+        s2 += W[f + 2] * W[f + 2]
+        s3 += W[f + 3] * W[f + 3]
+        f += 4
+    while f < dk:
+        s0 += W[f] * W[f]
+        f += 1
+    wsq = (s0 + s1) + (s2 + s3)
+    for i in range(p.X.n_rows):
+        x = csr_row(&p.X, i)
+        _scores4(W, k, x.val, x.ind, x.nnz, z)
+        y = p.y[i]
+        zy = z[y]
+        li = 0.0
+        for j in range(k):
+            h = 1.0 - zy + z[j]
+            if h > 0.0:
+                li += h
+        li -= 1.0                 # the j = y_i term contributed exactly max(0, 1) = 1
+        Ci = p.C[i]
+        loss += Ci * li
+        gsum += gamma[i]
+        a = act + i * act_stride
+        na = n_act[i]
+        for j in range(na, K):
+            t = a[j]
+            c = t + 1 if t + 1 != y else 0
+            r = 1.0 - zy + z[c]
+            b = beta[i * K + t]
+            if (b == 0.0 and r > 0.0) or (b == Ci and r < 0.0):
+                tmp = a[na]; a[na] = a[j]; a[j] = tmp
+                na += 1
+                revived += 1
+        n_act[i] = na
+    primal[0] = 0.5 * wsq + loss
+    dual[0] = gsum - 0.5 * wsq
+    n_revived[0] = revived
+
+
 # ---------------------------------------------------------------------------------------------
 # The solver
 # ---------------------------------------------------------------------------------------------
@@ -927,14 +1006,18 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     of -s ww): each point keeps a list of active pairs (t, the class o(t)); a block step computes
     the scores of y and of the active classes only, drops pairs at a bound that push against it by
     more than half the mean |projected gradient| of the previous sweep, and solves (4) over the rest
-    exactly (_block_step_shrinking); a point with no active pair leaves the sweep. The first sweep,
-    and the sweep after an un-shrink, shrink nothing. The stopping rule is unchanged: it is the
-    duality gap of the whole problem, evaluated on the same schedule plus whenever the active pairs'
-    own gap terms fall below the target; an evaluation that fails while the active pairs hold less
-    than half of the gap (or all of it is below target) makes every pair active again. trace (for
-    tests, shrinking only) receives one dict per outer iteration: limit (the shrinking threshold it
-    used), beta and inactive (β and the pairs left inactive by the sweep, before any un-shrink),
-    unshrunk, evaluated and gap.
+    exactly (_block_step_shrinking); a point with no active pair leaves the sweep. The first sweep
+    shrinks nothing. After each sweep from the second on, the points whose gap terms before their
+    step exceeded 3 times the previous sweep's mean are stepped again (revisits: up to 8 passes,
+    at most half the sweep's work). The stopping rule is unchanged: it is the duality gap of the
+    whole problem, evaluated on the same schedule plus whenever the active pairs' own gap terms
+    fall below the target or below a quarter of the last measured gap; every evaluation that
+    fails revives the shrunk pairs that violate their bound at that W (it has all the scores).
+    trace (for tests, shrinking only) receives one dict per outer iteration: limit (the
+    shrinking threshold it used), beta and inactive (β and the pairs left inactive by the sweep
+    and its revisits, before the evaluation), inactive_after (after it), revived (pairs revived),
+    full_unshrink (every pair made active: only when none was left), unshrunk (either),
+    revisits (block steps of the revisits), evaluated and gap.
 
     Returns a WwResult. A pending Ctrl-C is noticed within 10^4 block steps and raises
     KeyboardInterrupt; an exception raised by the callback propagates.
@@ -1059,12 +1142,20 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     cdef Py_ssize_t* nactp = &v_n_act[0]
     cdef bint shrink = shrinking
     cdef Py_ssize_t n_active = n_visit, act_stride = max(K, 1)
-    cdef long long n_unshrink = 0, pair_visits = 0
+    cdef long long n_unshrink = 0, pair_visits = 0, revived = 0, n_revived = 0
+    # revisits: revp[0:n_rev] = the points to step again after the sweep
+    cdef long long n_revisits = 0, revisits_before = 0, n_full = 0, full_before = 0
+    cdef Py_ssize_t n_rev = 0, rows_seen = 0, rp, j, n_visit_before = 0
+    cdef double rev_thr = INFINITY, g_before
+    cdef _Shrink sweep
+    cdef double ops_start = 0.0, ops_sweep
+    rev_arr = np.zeros(max(n, 1), dtype=np.intp)
+    cdef Py_ssize_t[::1] v_rev = rev_arr
+    cdef Py_ssize_t* revp = &v_rev[0]
     cdef _Shrink sh
     sh.limit = INFINITY
     sh.gap_active = 0.0
     sh.n_pairs = 0
-    cdef bint unshrink_now = False
     cdef double limit_used = INFINITY
     cdef long long unshrink_before = 0
     # work of one gap evaluation, in the units of w.ops
@@ -1089,6 +1180,8 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
             c0 = _cpu()
             limit_used = sh.limit
             unshrink_before = n_unshrink
+            full_before = n_full
+            revisits_before = n_revisits
             if not shrink:
                 # index = rng.permutation(index)
                 rng_shuffle(&rng, index, n_visit)
@@ -1109,27 +1202,71 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                 # the active points in a fresh order; a point whose pairs are all shrunk leaves
                 # (swapped behind the active ones, as LIBLINEAR's solvers do)
                 rng_shuffle_fast(&rng, index, n_active)
+                n_visit_before = n_active
+                ops_start = w.ops
                 sh.gap_active = 0.0
                 sh.n_pairs = 0
                 sh.sum_pg = 0.0
                 s = 0
+                n_rev = 0
                 while s < n_active:
                     if _step_limit(n_steps, max_steps, &until_check):
                         step_limit = True
                         break
                     i = index[s]
                     x = csr_row(&p.X, i)
+                    g_before = sh.gap_active
                     gammap[i] = _block_step_shrinking(
                         Wp, k, x.val, x.ind, x.nnz, sqp[i], p.y[i], p.C[i], betap + i * K,
                         gammap[i], actp + i * act_stride, nactp + i, &w, &sh)
                     n_steps += 1
+                    if sh.gap_active - g_before > rev_thr:
+                        # the gap terms of this point had grown far beyond the mean since its
+                        # last step: it is visited again after the sweep
+                        revp[n_rev] = i
+                        n_rev += 1
                     if nactp[i] == 0:
                         n_active -= 1
                         index[s] = index[n_active]
                         index[n_active] = i
                         continue
                     s += 1
+                # the sweep's statistics drive shrinking and the schedule; the revisits below
+                # only add their pairs to pair_visits
+                sweep = sh
+                rows_seen = s + (n_visit_before - n_active)
+                if not step_limit and n_rev > 0 and n_rev <= REVISIT_MAX_SHARE * rows_seen:
+                    # Revisits (§5.6): the few points whose gap terms grew most between two of
+                    # their steps (on sector.scale short rows with many classes at a bound
+                    # hold most of the gap) get up to REVISIT_PASSES more exact block steps,
+                    # in sweep order, while they cost less than REVISIT_BUDGET times the sweep.
+                    # No pair is shrunk in them.
+                    sh.limit = INFINITY
+                    ops_sweep = w.ops - ops_start
+                    ops_start = w.ops
+                    for rp in range(REVISIT_PASSES):
+                        if w.ops - ops_start > REVISIT_BUDGET * ops_sweep or step_limit:
+                            break
+                        for j in range(n_rev):
+                            i = revp[j]
+                            if nactp[i] == 0:
+                                continue
+                            if _step_limit(n_steps, max_steps, &until_check):
+                                step_limit = True
+                                break
+                            x = csr_row(&p.X, i)
+                            gammap[i] = _block_step_shrinking(
+                                Wp, k, x.val, x.ind, x.nnz, sqp[i], p.y[i], p.C[i],
+                                betap + i * K, gammap[i], actp + i * act_stride, nactp + i, &w,
+                                &sh)
+                            n_steps += 1
+                            n_revisits += 1
                 pair_visits += sh.n_pairs
+                sh = sweep
+                # next sweep: revisit the points whose gap terms before their step exceed
+                # REVISIT_FACTOR times this sweep's mean (none in the first sweep, so gap_1 is
+                # Algorithm 1's)
+                rev_thr = REVISIT_FACTOR * sh.gap_active / (rows_seen if rows_seen > 0 else 1)
             t_solve += _now() - t0
             c_solve += _cpu() - c0
             if step_limit:
@@ -1149,17 +1286,23 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                 # k − 1 pairs per point a few far violators keep those large, and on sector.scale
                 # almost nothing shrank.)
                 sh.limit = SHRINK_SHARE * sh.sum_pg / (sh.n_pairs if sh.n_pairs > 0 else 1)
-                # The active pairs look converged: their (stale, per-visit) gap terms are below
-                # the target. Check the whole problem now; if it fails, the shrunk pairs are the
-                # reason and everything is un-shrunk.
-                unshrink_now = gap1 < INFINITY and sh.gap_active < delta * gap1
-                if unshrink_now and next_eval > it:
-                    next_eval = it
+                # The active pairs' own (stale, per-visit) gap terms fell below the target, or
+                # below STALL_SHARE of the last measured gap: either the whole gap followed (the
+                # test may pass) or the shrunk pairs now hold it and the sweeps stall on a
+                # converged sub-problem. An evaluation tells, and revives those pairs.
+                if gap1 < INFINITY and (sh.gap_active < delta * gap1
+                                        or sh.gap_active < STALL_SHARE * gap):
+                    if next_eval > it:
+                        next_eval = it
             if it >= next_eval or it == max_iter:
                 # gap = P(W) − D(β); the solve timer is paused (as in the paper)
                 t1 = _now()
                 c1 = _cpu()
-                _objectives(&p, Wp, gammap, w.z, &primal, &dual, shrink)
+                if shrink:
+                    _objectives_shrinking(&p, Wp, gammap, betap, actp, act_stride, nactp, w.z,
+                                          &primal, &dual, &revived)
+                else:
+                    _objectives(&p, Wp, gammap, w.z, &primal, &dual, False)
                 e = _now() - t1
                 t_eval += e
                 c_eval += _cpu() - c1
@@ -1179,14 +1322,29 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                 rel = gap / gap1 if gap1 > 0.0 else 0.0
                 if gap <= 0.0 or gap < delta * gap1 or (abs_gap > 0.0 and gap < abs_gap):
                     converged = True
-                elif shrink and (unshrink_now or n_active == 0
-                                 or sh.gap_active < UNSHRINK_SHARE * gap):
-                    # un-shrink every pair; the next sweep visits all of them without shrinking
-                    for s in range(n_visit):
-                        nactp[index[s]] = K
-                    n_active = n_visit
-                    sh.limit = INFINITY
-                    n_unshrink += 1
+                elif shrink:
+                    # the evaluation revived the shrunk pairs that violate their bound: the
+                    # active pairs now hold the whole gap
+                    if revived > 0:
+                        # the points that left the sweep and got a pair back return to it
+                        for s in range(n_active, n_visit):
+                            i = index[s]
+                            if nactp[i] > 0:
+                                index[s] = index[n_active]
+                                index[n_active] = i
+                                n_active += 1
+                        n_unshrink += 1
+                        n_revived += revived
+                    if n_active == 0:
+                        # no pair is active and none violates, yet the test failed (rounding):
+                        # un-shrink every pair; the next sweep visits all of them without
+                        # shrinking
+                        for s in range(n_visit):
+                            nactp[index[s]] = K
+                        n_active = n_visit
+                        sh.limit = INFINITY
+                        n_unshrink += 1
+                        n_full += 1
                 if gap_every > 0:
                     next_eval = it + gap_every
                 else:
@@ -1211,8 +1369,15 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                     callback(it, rel)
             if shrink and trace is not None:
                 with gil:
+                    inactive_after = np.zeros((n, K), dtype=bool)
+                    for i in range(n):
+                        inactive_after[i, act_pairs[i, n_act[i]:]] = True
                     trace.append({"limit": limit_used, "beta": beta_end, "inactive": inactive,
                                   "unshrunk": n_unshrink > unshrink_before,
+                                  "revived": revived if last_eval_it == it else 0,
+                                  "full_unshrink": n_full > full_before,
+                                  "inactive_after": inactive_after,
+                                  "revisits": n_revisits - revisits_before,
                                   "evaluated": last_eval_it == it, "gap": gap})
             if converged:
                 break
@@ -1229,7 +1394,8 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
                     hist_it[:n_evals].copy(), hist_gap[:n_evals].copy(), t_eval, t_solve,
                     n_evals, bool(converged), int(w.n_fallbacks),
                     w.n_scored / max(1.0, <double>n_steps * k), c_eval, c_solve, n_unshrink,
-                    pair_visits / max(1.0, <double>n_steps * K) if shrink else 1.0)
+                    pair_visits / max(1.0, <double>n_steps * K) if shrink else 1.0,
+                    n_revived, n_revisits)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ block coordinate descent of budgetsvm/_ww.pyx.
 ``model.train_info`` holds diagnostics (not written into the model file): n_iter, n_steps,
 primal, dual, gap, gap_history, gap_iterations, eval_seconds, train_seconds (block steps only;
 wall time), eval_cpu_seconds, train_cpu_seconds (the same in CPU time), subsolver, converged,
-max_iter_reached (stopped by --max-iter before the gap test passed), shrink, n_unshrink.
+max_iter_reached (stopped by --max-iter before the gap test passed), shrink, n_unshrink,
+n_revived, n_revisits (shrinking: pairs revived by gap evaluations, block steps of revisits).
 """
 import numpy as np
 
@@ -84,5 +85,6 @@ def train_ww(X, y_index, labels, params, callback=None, *, monitor=None, monitor
         "max_iter_reached": bool(not result.converged and params.max_iter > 0
                                  and result.n_iter >= params.max_iter),
         "n_fallbacks": int(result.n_fallbacks), "shrink": params.ww_shrink,
-        "n_unshrink": int(result.n_unshrink)}
+        "n_unshrink": int(result.n_unshrink), "n_revived": int(result.n_revived),
+        "n_revisits": int(result.n_revisits)}
     return model
