@@ -844,13 +844,24 @@ cdef struct _Problem:
     Py_ssize_t k
 
 
+cdef inline double _row_hinge(const double* z, Py_ssize_t k, double zy) noexcept nogil:
+    # Σ_{j≠y} max(0, 1 − z_y + z_j) of one point from its scores z (z_y = its class's score)
+    cdef Py_ssize_t j
+    cdef double li = 0.0, h
+    for j in range(k):
+        h = 1.0 - zy + z[j]
+        if h > 0.0:
+            li += h
+    return li - 1.0               # the j = y term contributed exactly max(0, 1) = 1
+
+
 cdef void _objectives(const _Problem* p, const double* W, const double* gamma, double* z,
                       double* primal, double* dual, bint fast=False) noexcept nogil:
     # wsq = ‖W‖²;  P = ½wsq + Σ_i C_i Σ_{j≠y_i} max(0, 1 − z_{y_i} + z_j);  D = Σ_i γ_i − ½wsq
-    cdef Py_ssize_t i, j, k = p.k
+    cdef Py_ssize_t i, k = p.k
     cdef Py_ssize_t f, dk = p.X.n_cols * p.k
     cdef SparseRow x
-    cdef double wsq = 0.0, loss = 0.0, gsum = 0.0, li, zy, h
+    cdef double wsq = 0.0, loss = 0.0, gsum = 0.0
     for f in range(dk):
         wsq += W[f] * W[f]
     for i in range(p.X.n_rows):
@@ -859,14 +870,7 @@ cdef void _objectives(const _Problem* p, const double* W, const double* gamma, d
             _scores4(W, k, x.val, x.ind, x.nnz, z)
         else:
             _scores(W, k, x.val, x.ind, x.nnz, z)
-        zy = z[p.y[i]]
-        li = 0.0
-        for j in range(k):
-            h = 1.0 - zy + z[j]
-            if h > 0.0:
-                li += h
-        li -= 1.0                 # the j = y_i term contributed exactly max(0, 1) = 1
-        loss += p.C[i] * li
+        loss += p.C[i] * _row_hinge(z, k, z[p.y[i]])
         gsum += gamma[i]
     primal[0] = 0.5 * wsq + loss
     dual[0] = gsum - 0.5 * wsq
@@ -884,7 +888,7 @@ cdef void _objectives_shrinking(const _Problem* p, const double* W, const double
     cdef Py_ssize_t i, j, t, c, na, y, K = p.k - 1, k = p.k
     cdef Py_ssize_t f, dk = p.X.n_cols * p.k
     cdef SparseRow x
-    cdef double wsq = 0.0, loss = 0.0, gsum = 0.0, li, zy, h, r, b, Ci
+    cdef double wsq = 0.0, loss = 0.0, gsum = 0.0, zy, r, b, Ci
     cdef int32_t* a
     cdef int32_t tmp
     cdef long long revived = 0
@@ -907,14 +911,8 @@ cdef void _objectives_shrinking(const _Problem* p, const double* W, const double
         _scores4(W, k, x.val, x.ind, x.nnz, z)
         y = p.y[i]
         zy = z[y]
-        li = 0.0
-        for j in range(k):
-            h = 1.0 - zy + z[j]
-            if h > 0.0:
-                li += h
-        li -= 1.0                 # the j = y_i term contributed exactly max(0, 1) = 1
         Ci = p.C[i]
-        loss += Ci * li
+        loss += Ci * _row_hinge(z, k, zy)
         gsum += gamma[i]
         a = act + i * act_stride
         na = n_act[i]
