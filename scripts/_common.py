@@ -316,6 +316,13 @@ def load_results(stem):
         sys.exit(f"{path} does not exist: run scripts/{stem}.py without --report-only first")
 
 
+def add_data_option(parser):
+    """The standard --data option: the folder of the .xz data sets, $BSVM_DATA by default."""
+    parser.add_argument("--data", default=os.environ.get("BSVM_DATA"),
+                        help="folder with the .xz data sets (default: $BSVM_DATA)")
+    return parser
+
+
 def add_report_only(parser):
     """The standard --report-only flag."""
     parser.add_argument("--report-only", action="store_true",

@@ -50,8 +50,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
 
-from _common import (CapturedCStdout, Section, add_report_only, data_dir,  # noqa: E402
-                     machine, pyplot, run_bench, save_figure, spread, table, versions)
+from _common import (CapturedCStdout, Section, add_data_option, add_report_only,  # noqa: E402
+                     data_dir, machine, pyplot, run_bench, save_figure, spread, table, versions)
 
 DATASETS = ["a9a", "w8a", "ijcnn1", "mnist", "sector.scale"]
 C_GRID = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
@@ -336,8 +336,7 @@ def report(results):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=os.environ.get("BSVM_DATA"),
-                    help="folder with the .xz data sets (default: $BSVM_DATA)")
+    add_data_option(ap)
     ap.add_argument("--datasets", nargs="+", default=DATASETS)
     ap.add_argument("--C", nargs="+", type=float, default=C_GRID)
     ap.add_argument("--eps", nargs="+", type=float, default=EPS)

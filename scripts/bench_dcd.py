@@ -29,8 +29,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from _common import (CapturedCStdout, Section, add_report_only, data_dir, run_bench, spread,
-                     table)
+from _common import (CapturedCStdout, Section, add_data_option, add_report_only, data_dir,
+                     run_bench, spread, table)
 from budgetsvm.io import read_problem
 from budgetsvm.labels import group_classes
 from budgetsvm.dcd import fit_linear
@@ -174,8 +174,7 @@ def report(results):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=os.environ.get("BSVM_DATA"),
-                    help="folder with the .xz data sets (default: $BSVM_DATA)")
+    add_data_option(ap)
     ap.add_argument("--datasets", nargs="+", default=DATASETS)
     ap.add_argument("--C", nargs="+", type=float, default=[0.01, 1.0, 100.0])
     ap.add_argument("--eps", type=float, default=0.1)

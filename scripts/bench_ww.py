@@ -52,8 +52,8 @@ from budgetsvm.params import TrainParams       # noqa: E402
 from budgetsvm.ww import train_ww              # noqa: E402
 
 sys.path.insert(0, str(REPO / "scripts"))
-from _common import (DATA_UNSET, CapturedCStdout, Section, add_report_only,  # noqa: E402
-                     pyplot, run_bench, save_figure, spread, table)
+from _common import (DATA_UNSET, CapturedCStdout, Section, add_data_option,  # noqa: E402
+                     add_report_only, pyplot, run_bench, save_figure, spread, table)
 
 SETS = {   # name: (train file, test file, scale)
     "dna": ("dna.scale", "dna.scale.t", 1.0),
@@ -188,8 +188,7 @@ def report(results):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=os.environ.get("BSVM_DATA"),
-                    help="folder with the .xz data sets (default: $BSVM_DATA)")
+    add_data_option(ap)
     ap.add_argument("--sets", default=",".join(ORDER))
     ap.add_argument("--log2c", default=None,
                     help="comma-separated exponents of C (default -2,0,2; Wang & Scott: -6..3)")
