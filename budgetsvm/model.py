@@ -294,26 +294,34 @@ def block_ranges(X, svT):
     return list(_chunks(X.shape[0], svT.shape[1]))
 
 
-def kernel_rows(kernel, X, start, stop, svT, sv_sq, out=None):
-    """The kernel block of rows start:stop of CSR X against the support vectors (one block of
-    kernel_blocks). Its BLAS products and numpy ufuncs release the GIL: blocks computed in
-    threads run at the same time. out: a C-contiguous float64 (stop − start) × B array to fill
-    and return (the dense product is computed in it: no temporary block, no copy)."""
+def dot_rows(X, start, stop, svT, out=None, norms=True):
+    """The dot products of rows start:stop of CSR X with the support vectors (svT from
+    sv_columns), and the rows' squared norms (None unless norms): the two parts of kernel_rows
+    before from_dot.
+    out: a C-contiguous float64 (stop − start) × B array to fill and return (the dense product
+    is computed in it: no temporary block, no copy)."""
     width = svT.shape[0]
     A = X[start:stop]
     # Features of X beyond the SVs' width do not enter the dot products, but still count
     # in |x|^2 for the RBF distance (LIBSVM).
-    a_sq = row_sqnorms(A) if kernel.kind == "rbf" else None
+    a_sq = row_sqnorms(A) if norms else None
     A_w = with_width(A, width)
     if not sp.issparse(svT) and A_w.nnz >= 0.1 * A_w.shape[0] * A_w.shape[1]:
         # fairly dense rows: a BLAS matrix product wins
-        G = np.matmul(A_w.toarray(), svT, out=out)
-    else:
-        G = A_w @ svT
-        G = np.ascontiguousarray(G.toarray() if sp.issparse(G) else G, dtype=np.float64)
-        if out is not None:
-            out[...] = G
-            G = out
+        return np.matmul(A_w.toarray(), svT, out=out), a_sq
+    G = A_w @ svT
+    G = np.ascontiguousarray(G.toarray() if sp.issparse(G) else G, dtype=np.float64)
+    if out is not None:
+        out[...] = G
+        G = out
+    return G, a_sq
+
+
+def kernel_rows(kernel, X, start, stop, svT, sv_sq, out=None):
+    """The kernel block of rows start:stop of CSR X against the support vectors (one block of
+    kernel_blocks). Its BLAS products and numpy ufuncs release the GIL: blocks computed in
+    threads run at the same time. out: as in dot_rows."""
+    G, a_sq = dot_rows(X, start, stop, svT, out=out, norms=kernel.kind == "rbf")
     return kernel.from_dot(G, a_sq, sv_sq)
 
 

@@ -26,7 +26,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from budgetsvm.errors import TrainingDiverged
-from budgetsvm.model import block_ranges, kernel_rows, sv_columns
+from budgetsvm._kernel_block import rbf_from_dots
+from budgetsvm.model import block_ranges, dot_rows, kernel_rows, sv_columns
 from budgetsvm.threads import check_cancelled, parallel_map
 
 # Eigenvalues of K_SS below this fraction of the largest are dropped: along those directions the
@@ -70,14 +71,19 @@ def block_memory(shape):
 
 def kernel_block(kernel, sv, X):
     """K[i, j] = k(x_i, x̃_j) (n × B) for CSR rows X and support vectors sv (CSR), computed in
-    cache-sized blocks as prediction does (BLAS products, vectorised exp), the blocks spread
-    over the threads of an active pool. kernel: KernelSpec."""
+    cache-sized blocks as prediction does (BLAS products), the blocks spread over the threads of
+    an active pool. kernel: KernelSpec. RBF values come from one fused pass with the vectorised
+    exp of the robust default's rows (_kernel_block.rbf_from_dots): the refit is that mode's."""
     svT, sv_sq = sv_columns(sv)
     out = block_memory((X.shape[0], svT.shape[1]))
 
     def block(bounds):
         start, stop = bounds
-        kernel_rows(kernel, X, start, stop, svT, sv_sq, out=out[start:stop])
+        if kernel.kind == "rbf":
+            G, a_sq = dot_rows(X, start, stop, svT, out=out[start:stop])
+            rbf_from_dots(G, a_sq, sv_sq, kernel.gamma)
+        else:
+            kernel_rows(kernel, X, start, stop, svT, sv_sq, out=out[start:stop])
     parallel_map(block, block_ranges(X, svT))
     return out
 
@@ -147,7 +153,13 @@ def best_offset(f, y, cost):
 class _ActiveSums:
     """Sums over an active set A in the feature space z_i = Tᵀk_i of the refit: Σ c_i z_i z_iᵀ
     (upper triangle), Σ c_i z_i, Σ c_i y_i z_i, Σ c_i, Σ c_i y_i. They are kept up to date
-    with the rows that enter or leave A, each row mapped by T when it moves."""
+    with the rows that enter or leave A.
+
+    A moved row costs B·r + r²/2 multiply-adds mapped by T first (z_i = Tᵀk_i, then the rank
+    update of M), but B²/2 when the rank update is done on the kernel rows themselves and the
+    sum mapped once, Tᵀ(Σ c_i k_i k_iᵀ)T, which costs B·r·(B + r) for the whole move. Each move takes the
+    cheaper way (ijcnn1, B = r = 500: the kernel rows' way from about 1,000 moved rows, the
+    first active sets hold 4,000–20,000)."""
 
     def __init__(self, K, T, cost, y):
         self.K, self.T, self.cost, self.y = K, T, cost, y
@@ -160,33 +172,61 @@ class _ActiveSums:
         self.s = self.sy = 0.0
         self.active = np.zeros(self.K.shape[0], dtype=bool)
 
-    def _add(self, rows, sign):
-        if not rows.any():
+    def _add(self, moves):
+        """Add sign·(the sums over rows) for each (rows, sign) of moves (boolean masks)."""
+        moves = [(rows, sign) for rows, sign in moves if rows.any()]
+        if not moves:
             return
-        Z = self.K[rows] @ self.T
-        c = self.cost[rows]
-        cy = c * self.y[rows]
-        # M += sign Σ c_i z_i z_iᵀ as one rank-|rows| update (BLAS syrk, upper triangle)
-        self.M = _syrk(sign, Z * np.sqrt(c)[:, None], beta=1.0, c=self.M, trans=1,
-                       overwrite_c=True)
-        self.m += sign * (c @ Z)
-        self.q += sign * (cy @ Z)
-        self.s += sign * float(c.sum())
-        self.sy += sign * float(cy.sum())
+        n_sv, r = self.T.shape
+        moved = sum(int(np.count_nonzero(rows)) for rows, _ in moves)
+        in_kernel_space = _update_in_kernel_space(moved, n_sv, r)
+        D = np.zeros((n_sv, n_sv), order="F") if in_kernel_space else None
+        for rows, sign in moves:
+            c = self.cost[rows]
+            cy = c * self.y[rows]
+            # the rows in the space of the rank update: kernel rows k_i or features z_i = Tᵀk_i
+            Z = self.K[rows] if in_kernel_space else self.K[rows] @ self.T
+            # sign Σ c_i z_i z_iᵀ as one rank-|rows| update (BLAS syrk, upper triangle); the
+            # transpose of the C-ordered rows is the Fortran-ordered matrix BLAS reads, no copy
+            scaled = (Z * np.sqrt(c)[:, None]).T
+            if in_kernel_space:
+                D = _syrk(sign, scaled, beta=1.0, c=D, overwrite_c=True)
+            else:
+                self.M = _syrk(sign, scaled, beta=1.0, c=self.M, overwrite_c=True)
+            m, q = c @ Z, cy @ Z
+            if in_kernel_space:
+                m, q = m @ self.T, q @ self.T
+            self.m += sign * m
+            self.q += sign * q
+            self.s += sign * float(c.sum())
+            self.sy += sign * float(cy.sum())
+        if in_kernel_space:
+            self.M += self.T.T @ (_symmetric(D) @ self.T)
 
     def move_to(self, active):
         entering, leaving = active & ~self.active, self.active & ~active
         if np.count_nonzero(entering) + np.count_nonzero(leaving) > np.count_nonzero(active):
             self.reset()                   # cheaper to sum the new set from scratch
-            entering, leaving = active, None
-        self._add(entering, 1.0)
-        if leaving is not None:
-            self._add(leaving, -1.0)
+            entering, leaving = active, np.zeros_like(active)
+        self._add([(entering, 1.0), (leaving, -1.0)])
         self.active = active
 
     def full_M(self):
-        upper = np.triu(self.M)
-        return upper + np.triu(upper, 1).T
+        return _symmetric(self.M)
+
+
+def _update_in_kernel_space(moved, n_sv, r):
+    """Whether _ActiveSums updates M for this many moved rows on the kernel rows (then maps the
+    sum by T) rather than on the mapped rows: the way with fewer multiply-adds."""
+    via_features = moved * (n_sv * r + r * r / 2)
+    via_kernel_rows = moved * n_sv * n_sv / 2 + n_sv * r * (n_sv + r)
+    return via_kernel_rows < via_features
+
+
+def _symmetric(upper):
+    """The symmetric matrix whose upper triangle is that of upper (syrk fills only that)."""
+    upper = np.triu(upper)
+    return upper + np.triu(upper, 1).T
 
 
 def _syrk(alpha, a, **kw):
@@ -195,12 +235,13 @@ def _syrk(alpha, a, **kw):
 
 
 def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bias=True,
-                 on_iteration=None):
+                 on_iteration=None, f=None):
     """Minimise ½‖w‖² + Σ_i cost_i max(0, 1 − y_i f_i)², f = K T w + b, over (w, b) (over w
     alone, b fixed, when fit_bias is False).
 
     K (n × B), T (B × r), y ±1 (n,), cost > 0 (n,), (w, b) the starting point (zeros when w is
-    None). Returns (w, b, info) with info = {iterations, objective, converged, n_active}.
+    None). f: K T w when the caller has it (saves a pass over K). Returns (w, b, info) with
+    info = {iterations, objective, converged, n_active}.
     on_iteration() is called at the start of every Newton iteration (progress display).
     """
     r = T.shape[1]
@@ -208,7 +249,7 @@ def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bia
     cost = np.asarray(cost, dtype=np.float64)
     w = np.zeros(r) if w is None else np.array(w, dtype=np.float64)
     b = float(b)
-    xi = 1.0 - y * (K @ (T @ w) + b)
+    xi = 1.0 - y * ((K @ (T @ w) if f is None else f) + b)
     objective = _objective(w, xi, cost)
     sums = _ActiveSums(K, T, cost, y)
     converged = False
@@ -266,9 +307,9 @@ def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bia
 
 
 def _start(K, T, w_solver, y, cost):
-    """Starting point of the Newton method: the solver's own coefficients, scaled by the
-    α ∈ {1, ½, …, 2⁻¹⁰} and shifted by the offset b*(α) (best_offset) of least objective, or
-    w = 0 with its best offset when that is lower.
+    """Starting point (w, b, K T w) of the Newton method: the solver's own coefficients, scaled
+    by the α ∈ {1, ½, …, 2⁻¹⁰} and shifted by the offset b*(α) (best_offset) of least objective,
+    or w = 0 with its best offset when that is lower.
 
     The direction of the solver's iterate is a good start (from it, ijcnn1 and a9a need about
     5× less time than from zero: the first active set is small), but its length is not the
@@ -286,8 +327,8 @@ def _start(K, T, w_solver, y, cost):
             b = best_offset(f_w, y, cost)
             value = _objective(w, 1.0 - y * (f_w + b), cost)
         if best is None or value < best[0]:
-            best = (value, w, b)
-    return best[1], best[2]
+            best = (value, w, b, f_w)
+    return best[1], best[2], best[3]
 
 
 def refit_rows(n, n_sv, seed, max_bytes=None, max_rows=None):
@@ -356,8 +397,8 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
         def fit_column(c):
             # binary: label[0] is y = +1; 'argmax': class c against the rest
             y = np.where(yr == (c if n_cols > 1 else 0), 1.0, -1.0)
-            w0, b0 = _start(K, T, T_pinv @ model.coef[sv_rows, c], y, cr)
-            w, b, newton = newton_refit(K, T, y, cr, w0, b0, on_iteration=None if
+            w0, b0, f0 = _start(K, T, T_pinv @ model.coef[sv_rows, c], y, cr)
+            w, b, newton = newton_refit(K, T, y, cr, w0, b0, f=f0, on_iteration=None if
                                         on_iteration is None else newton_started)
             if not np.all(np.isfinite(w)) or not np.isfinite(b):
                 raise TrainingDiverged("the refit on the support vectors gave non-finite "

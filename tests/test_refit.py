@@ -54,6 +54,27 @@ def test_kernel_block_equals_the_definition(kind, n_rows, small_pages_bytes, mon
                                kernel_entrywise(kind, X[rows], S), rtol=1e-11, atol=1e-13)
 
 
+def test_fused_rbf_values_are_within_4_ulp_of_numpys_exp():
+    """rbf_from_dots (the refit's RBF block in one pass, vectorised exp) against numpy's exp of
+    the same clamped distances: distances from 0 to beyond exp's underflow, and dot products
+    whose rounding makes the distance negative (clamped to 0: k = 1)."""
+    from budgetsvm._kernel_block import rbf_from_dots
+    rng = np.random.default_rng(5)
+    row_sq, col_sq = rng.uniform(0, 40, 300), rng.uniform(0, 40, 70)
+    dots = rng.uniform(-40, 40, (300, 70))
+    dots[:, :3] = (row_sq[:, None] + col_sq[None, :3]) / 2 * (1 + 1e-15)   # d² ≤ 0 by rounding
+    for gamma in [1e-3, 0.5, 9.0, 40.0]:
+        d2 = np.maximum(row_sq[:, None] + col_sq[None, :] - 2 * dots, 0.0)
+        expected = np.exp(-gamma * d2)
+        block = dots.copy()
+        rbf_from_dots(block, row_sq, col_sq, gamma)
+        assert np.all(block[:, :3] == 1.0)
+        # below −708 exp is within 4e-308 of 0, and exp_nonpositive gives 0 (_kernels.pxd)
+        normal = -gamma * d2 >= -708.0
+        assert np.all(np.abs(block - expected)[normal] <= 4 * np.spacing(expected[normal]))
+        assert np.all(block[~normal] == 0.0) and np.all(expected[~normal] < 4e-308)
+
+
 def test_kernel_block_of_narrower_rows_pads_them_with_zeros():
     rng = np.random.default_rng(2)
     S = random_csr(rng, 5, 8, 0.7, values="uniform")
@@ -80,8 +101,46 @@ def test_landmark_basis_drops_duplicate_support_vectors():
     assert T.shape == (15, 12)
 
 
+UPDATE_WAYS = {"cheaper": None, "kernel rows": lambda *_: True, "features": lambda *_: False}
+
+
+@pytest.mark.parametrize("way", UPDATE_WAYS)
+def test_active_sums_equal_the_sums_over_the_active_set(way, monkeypatch):
+    """The sums kept up to date move by move (rows entering and leaving, sums afresh) against
+    numpy's sums over each active set, whichever way M is updated."""
+    if UPDATE_WAYS[way] is not None:
+        monkeypatch.setattr(refit, "_update_in_kernel_space", UPDATE_WAYS[way])
+    rng = np.random.default_rng(4)
+    n, n_sv, r = 300, 12, 9                  # r < B, as when eigenvalues are dropped
+    K, T = rng.random((n, n_sv)), rng.normal(size=(n_sv, r))
+    y, cost = np.where(rng.random(n) < 0.4, 1.0, -1.0), rng.uniform(0.5, 3.0, n)
+    sums = refit._ActiveSums(K, T, cost, y)
+    active = np.zeros(n, dtype=bool)
+    for flips in [250, 3, 40, 0, 120, 1, 299, 7]:      # the cheaper way changes with the size
+        active = active.copy()
+        active[rng.choice(n, flips, replace=False)] ^= True
+        sums.move_to(active)
+        Z, c = K[active] @ T, cost[active]
+        np.testing.assert_allclose(sums.full_M(), (Z * c[:, None]).T @ Z, rtol=1e-10,
+                                   atol=1e-10)
+        np.testing.assert_allclose(sums.m, c @ Z, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(sums.q, (c * y[active]) @ Z, rtol=1e-10, atol=1e-10)
+        assert sums.s == pytest.approx(c.sum(), rel=1e-12, abs=1e-12)
+        assert sums.sy == pytest.approx((c * y[active]).sum(), rel=1e-12, abs=1e-12)
+
+
+def test_cheaper_update_takes_kernel_rows_for_large_moves():
+    # ijcnn1 at B = 500 keeps r = 500: 375,000 multiply-adds per row mapped by T first, against
+    # 125,000 per kernel row plus 2·500³ to map their sum
+    assert refit._update_in_kernel_space(1001, 500, 500)
+    assert not refit._update_in_kernel_space(999, 500, 500)
+
+
+@pytest.mark.parametrize("way", UPDATE_WAYS)
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_newton_equals_generic_solver_of_the_reduced_problem(seed):
+def test_newton_equals_generic_solver_of_the_reduced_problem(seed, way, monkeypatch):
+    if UPDATE_WAYS[way] is not None:
+        monkeypatch.setattr(refit, "_update_in_kernel_space", UPDATE_WAYS[way])
     kernel, X, S, y, cost = problem(seed)
     K = refit.kernel_block(kernel, S, X)
     K_SS = refit.kernel_block(kernel, S, S)
