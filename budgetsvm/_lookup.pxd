@@ -7,7 +7,8 @@
 #   h(m,κ)     = argmax_{h∈[0,1]} s_{m,κ}(h)
 #   WD(m,κ)    = m² + (1−m)² + 2m(1−m)κ − s_{m,κ}(h(m,κ))²     (normalised; pair WD = (α_m+α_n)²·WD)
 #
-# Tables (built once per process by budgetsvm._lookup.get_tables(), ≈ 0.1 s):
+# Tables (built by budgetsvm._lookup.get_tables(), ≈ 0.13 s of CPU, once per process, or read
+# from the user's cache folder where an earlier process left them):
 #
 #   wd        float64 (401, 401) row-major, wd[i*401 + j] = WD(i/400, j/400)
 #   h_folded  float64 (201, 401) row-major, h_folded[i*401 + j] = h(½ + i/400, j/400), the mode
@@ -49,6 +50,7 @@ cdef class MergeLookup:
     cdef readonly object h_table         # numpy (201, 401), read-only; owns tables.h_folded
     cdef readonly double build_seconds       # wall clock of the build
     cdef readonly double build_cpu_seconds   # process CPU time of the build
+    cdef public object from_file             # the cached file it was read from, or None
 
 
 # The cached tables of this process, built on first call (needs the GIL; raises on failure).

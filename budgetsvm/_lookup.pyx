@@ -6,7 +6,8 @@ The interface for other Cython modules is budgetsvm/_lookup.pxd. This module hol
   the runtime [0,1] scan and the robust half-interval variant;
 * the two tables WD(m,κ) (401×401) and the folded H(m,κ) for m ∈ [½,1] (201×401), computed
   at every node with the robust GSS at ε = 1e-10, lazily, once per process (``get_tables``,
-  its rows shared out among the threads that need the tables);
+  its rows shared out among the threads that need the tables), or read from the user's cache
+  folder where an earlier process saved them;
 * vectorised Python wrappers, for tests and diagnostics.
 """
 import threading
@@ -128,6 +129,7 @@ cdef class MergeLookup:
         self.h_table.flags.writeable = False
         self.build_seconds = seconds
         self.build_cpu_seconds = cpu_seconds
+        self.from_file = None
 
     # For tests.
     def wd(self, m, kappa):
@@ -140,9 +142,10 @@ cdef class MergeLookup:
         return _vectorised(_OP_LOOKUP_H, m, kappa, 0.0, &self.tables)
 
     def __repr__(self):
+        origin = (f"read from {self.from_file}" if self.from_file is not None else
+                  f"built in {self.build_seconds:.3f} s ({self.build_cpu_seconds:.3f} s CPU)")
         return (f"<MergeLookup {LOOKUP_NODES}x{LOOKUP_NODES} WD, {LOOKUP_HALF_NODES}x"
-                f"{LOOKUP_NODES} folded h, built in {self.build_seconds:.3f} s "
-                f"({self.build_cpu_seconds:.3f} s CPU)>")
+                f"{LOOKUP_NODES} folded h, {origin}>")
 
 
 cdef MergeLookup _TABLES = None
@@ -157,6 +160,7 @@ class _TableBuild:
     pool join in (budgetsvm.threads): the build is no longer a serial step of -n runs."""
 
     def __init__(self):
+        self.path = None               # where the finished tables are saved (cache_path)
         self.tables = MergeLookup()
         self.next_row = LOOKUP_INTERVALS // 2
         self.rows_done = 0
@@ -183,9 +187,93 @@ _build_changed = threading.Condition()
 _build = None
 
 
+# ---------------------------------------------------------------------------------------------
+# The tables on disk
+# ---------------------------------------------------------------------------------------------
+# The build takes about 0.13 s of CPU, a tenth of a default bsgd run on ijcnn1, in every process
+# that merges with a table. A built table is therefore kept in the user's cache folder and read
+# back (a few ms) by later processes. Its name carries a digest of this compiled module, so a
+# rebuilt module never reads another's tables; the file is written atomically; a file that
+# cannot be read, has the wrong shape or disagrees with a fresh search at a few nodes is ignored
+# and replaced. BSVM_CACHE_DIR names the folder (empty: no file is read or written); by default
+# $XDG_CACHE_HOME/budgetsvm, else ~/.cache/budgetsvm.
+
+# Nodes (m index, κ index) of the WD table recomputed to check a cached file, bit for bit.
+CHECK_NODES = ((200, 0), (200, 55), (263, 17), (300, 241), (333, 54), (371, 399), (400, 1),
+               (250, 400), (211, 333), (399, 2), (287, 123), (355, 300))
+
+
+def cache_folder():
+    """The folder of the cached tables, or None when caching is off (BSVM_CACHE_DIR='')."""
+    import os
+    from pathlib import Path
+    folder = os.environ.get("BSVM_CACHE_DIR")
+    if folder is not None:
+        return Path(folder) if folder else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "budgetsvm"
+
+
+def cache_path():
+    """The file of this build of the module's tables, or None when caching is off."""
+    import hashlib
+    folder = cache_folder()
+    if folder is None:
+        return None
+    with open(__file__, "rb") as module:
+        digest = hashlib.sha256(module.read()).hexdigest()[:16]
+    return folder / f"merge-tables-{LOOKUP_NODES}-{digest}.npz"
+
+
+def _read_cached(path):
+    """The tables in path as a finished MergeLookup, or None if it is missing or not right."""
+    cdef Py_ssize_t k
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            wd, hf = saved["wd"], saved["h_folded"]
+    except Exception:                  # missing, unreadable, truncated, not an npz
+        return None
+    if (wd.dtype != np.float64 or hf.dtype != np.float64
+            or wd.shape != (LOOKUP_NODES, LOOKUP_NODES)
+            or hf.shape != (LOOKUP_HALF_NODES, LOOKUP_NODES)):
+        return None
+    for i, j in CHECK_NODES:
+        m, kappa = i / LOOKUP_INTERVALS, j / LOOKUP_INTERVALS
+        h = m if j == LOOKUP_INTERVALS else robust_merge_h(m, kappa, TABLE_EPS)
+        expected_wd = 0.0 if j == LOOKUP_INTERVALS else merge_wd(m, kappa, h)
+        if hf[i - LOOKUP_INTERVALS // 2, j] != h or wd[i, j] != expected_wd:
+            return None
+    tables = MergeLookup()
+    tables.wd_table[...] = wd
+    tables.h_table[...] = hf
+    tables._finish(0.0, 0.0)
+    tables.from_file = str(path)
+    return tables
+
+
+def _write_cached(path, MergeLookup tables):
+    """Save the tables to path atomically; a folder that cannot be written is not an error."""
+    import os
+    import tempfile
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".merge-tables-",
+                                             suffix=".npz")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                np.savez(out, wd=tables.wd_table, h_folded=tables.h_table)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError:
+        pass
+
+
 def get_tables():
-    """The merge tables of this process (built on first call, then cached). Threads that call
-    it during the build compute part of it and return when all of it is done."""
+    """The merge tables of this process (read from the cache folder or built on first call,
+    then kept). Threads that call it during the build compute part of it and return when all of
+    it is done."""
     global _TABLES, _build
     if _TABLES is not None:
         return _TABLES
@@ -193,7 +281,13 @@ def get_tables():
         if _TABLES is not None:
             return _TABLES
         if _build is None:
+            path = cache_path()
+            cached = _read_cached(path) if path is not None else None
+            if cached is not None:
+                _TABLES = cached
+                return _TABLES
             _build = _TableBuild()
+            _build.path = path
         build = _build
     from budgetsvm.threads import current_threads, parallel_map
     try:
@@ -204,6 +298,8 @@ def get_tables():
             if _TABLES is None:
                 build.tables._finish(time.perf_counter() - build.start,
                                      time.process_time() - build.start_cpu)
+                if build.path is not None:
+                    _write_cached(build.path, build.tables)
                 _TABLES = build.tables
                 _build = None
     except BaseException:

@@ -5,6 +5,9 @@ Independent references used here: a dense 10^5-point h-grid maximisation written
 the robust GSS at 1e-10 ("gss-precise"), a numpy bilinear interpolation, closed forms.
 """
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -73,13 +76,79 @@ def test_tables_shared_out_among_threads_equal_the_serial_build(tables):
     workers): five concurrent first callers on three threads get one object whose bytes are
     those of this process's serial build, which the oracles below check node by node."""
     import hashlib
-    import subprocess
-    import sys
     serial = hashlib.sha256(tables.wd_table.tobytes() + tables.h_table.tobytes()).hexdigest()
     for callers, n in [(1, 1), (5, 3), (2, 2)]:
         out = subprocess.run([sys.executable, "-c", _TABLE_DIGEST, str(callers), str(n)],
-                             capture_output=True, text=True, check=True).stdout.strip()
+                             capture_output=True, text=True, check=True,
+                             env=dict(os.environ, BSVM_CACHE_DIR="")).stdout.strip()
         assert out == serial, (callers, n)
+
+
+_TABLE_ORIGIN = """
+import hashlib
+from budgetsvm import _lookup as L
+t = L.get_tables()
+print(t.from_file or "built", hashlib.sha256(t.wd_table.tobytes() + t.h_table.tobytes()).hexdigest())
+"""
+
+
+def table_origin(cache_dir):
+    """(where a fresh process got its tables: 'built' or the file, their digest)."""
+    out = subprocess.run([sys.executable, "-c", _TABLE_ORIGIN], capture_output=True, text=True,
+                         check=True, env=dict(os.environ, BSVM_CACHE_DIR=str(cache_dir)))
+    assert out.stderr == ""
+    origin, digest = out.stdout.split()
+    return origin, digest
+
+
+def test_tables_saved_by_one_process_are_read_by_the_next_bit_for_bit(tmp_path):
+    """A process with caching off builds the tables; with a cache folder, the first process
+    builds and saves them and the next one reads that file: the same bytes all three times."""
+    origin, built = table_origin("")
+    assert origin == "built"
+    assert table_origin(tmp_path) == ("built", built)
+    saved = list(tmp_path.glob("merge-tables-*.npz"))
+    assert len(saved) == 1 and not list(tmp_path.glob(".merge-tables-*"))
+    assert table_origin(tmp_path) == (str(saved[0]), built)
+
+
+def _tamper_truncated(path):
+    path.write_bytes(path.read_bytes()[:1000])
+
+
+def _tamper_garbage(path):
+    path.write_bytes(b"not a table")
+
+
+def _tamper_checked_node(path):
+    # one node that the reader recomputes (CHECK_NODES), as a stale module's tables would differ
+    with np.load(path) as saved:
+        wd, hf = saved["wd"].copy(), saved["h_folded"].copy()
+    wd[300, 241] = np.nextafter(wd[300, 241], 1.0)
+    np.savez(path, wd=wd, h_folded=hf)
+
+
+def _tamper_shape(path):
+    with np.load(path) as saved:
+        np.savez(path, wd=saved["wd"][:-1], h_folded=saved["h_folded"])
+
+
+@pytest.mark.parametrize("tamper", [_tamper_truncated, _tamper_garbage, _tamper_checked_node,
+                                    _tamper_shape])
+def test_a_damaged_table_file_is_rebuilt_and_replaced(tmp_path, tamper):
+    origin, built = table_origin(tmp_path)
+    path = next(tmp_path.glob("merge-tables-*.npz"))
+    tamper(path)
+    assert table_origin(tmp_path) == ("built", built)
+    assert table_origin(tmp_path) == (str(path), built)
+
+
+def test_an_unwritable_cache_folder_only_costs_the_build(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the folder would be")
+    origin, built = table_origin(blocker / "cache")
+    assert origin == "built"
+    assert table_origin("") == ("built", built)
 
 
 # --------------------------------------------------------------------------------------------
