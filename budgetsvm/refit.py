@@ -157,9 +157,9 @@ class _ActiveSums:
 
     A moved row costs B·r + r²/2 multiply-adds mapped by T first (z_i = Tᵀk_i, then the rank
     update of M), but B²/2 when the rank update is done on the kernel rows themselves and the
-    sum mapped once, Tᵀ(Σ c_i k_i k_iᵀ)T, which costs B·r·(B + r) for the whole move. Each move takes the
-    cheaper way (ijcnn1, B = r = 500: the kernel rows' way from about 1,000 moved rows, the
-    first active sets hold 4,000–20,000)."""
+    sum mapped once, Tᵀ(Σ c_i k_i k_iᵀ)T, which costs B·r·(B + r) for the whole move. Each
+    move takes the cheaper way (ijcnn1, B = r = 500: the kernel rows' way from about 1,000
+    moved rows; the first active sets hold 4,000–10,600)."""
 
     def __init__(self, K, T, cost, y):
         self.K, self.T, self.cost, self.y = K, T, cost, y
@@ -180,7 +180,8 @@ class _ActiveSums:
         n_sv, r = self.T.shape
         moved = sum(int(np.count_nonzero(rows)) for rows, _ in moves)
         in_kernel_space = _update_in_kernel_space(moved, n_sv, r)
-        D = np.zeros((n_sv, n_sv), order="F") if in_kernel_space else None
+        # the rank updates go to a B × B sum mapped at the end, or straight to M
+        target = np.zeros((n_sv, n_sv), order="F") if in_kernel_space else self.M
         for rows, sign in moves:
             c = self.cost[rows]
             cy = c * self.y[rows]
@@ -188,11 +189,8 @@ class _ActiveSums:
             Z = self.K[rows] if in_kernel_space else self.K[rows] @ self.T
             # sign Σ c_i z_i z_iᵀ as one rank-|rows| update (BLAS syrk, upper triangle); the
             # transpose of the C-ordered rows is the Fortran-ordered matrix BLAS reads, no copy
-            scaled = (Z * np.sqrt(c)[:, None]).T
-            if in_kernel_space:
-                D = _syrk(sign, scaled, beta=1.0, c=D, overwrite_c=True)
-            else:
-                self.M = _syrk(sign, scaled, beta=1.0, c=self.M, overwrite_c=True)
+            target = _syrk(sign, (Z * np.sqrt(c)[:, None]).T, beta=1.0, c=target,
+                           overwrite_c=True)
             m, q = c @ Z, cy @ Z
             if in_kernel_space:
                 m, q = m @ self.T, q @ self.T
@@ -201,7 +199,9 @@ class _ActiveSums:
             self.s += sign * float(c.sum())
             self.sy += sign * float(cy.sum())
         if in_kernel_space:
-            self.M += self.T.T @ (_symmetric(D) @ self.T)
+            self.M += self.T.T @ (_symmetric(target) @ self.T)
+        else:
+            self.M = target
 
     def move_to(self, active):
         entering, leaving = active & ~self.active, self.active & ~active

@@ -88,7 +88,8 @@ _TABLE_ORIGIN = """
 import hashlib
 from budgetsvm import _lookup as L
 t = L.get_tables()
-print(t.from_file or "built", hashlib.sha256(t.wd_table.tobytes() + t.h_table.tobytes()).hexdigest())
+digest = hashlib.sha256(t.wd_table.tobytes() + t.h_table.tobytes()).hexdigest()
+print(t.from_file or "built", digest)
 """
 
 
