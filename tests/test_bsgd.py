@@ -545,3 +545,24 @@ def test_lane_sums_of_the_decision_value(n_sv):
                  ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))) + tail
     assert values[False] == in_order
     assert values[True] == lanes_sum
+
+
+@pytest.mark.parametrize("n_sv", [5, 16, 37, 61])     # below one tile, exactly one, tails
+def test_dot_products_with_the_svs_are_summed_in_the_rows_order(n_sv):
+    # sparse_dot_columns (budgetsvm/_csr.pxd) computes 16 SVs at a time, but every x·x̃_j is
+    # still 0 + x_c1 x̃_j,c1 + x_c2 x̃_j,c2 + ... over x's nonzeros in column order: replayed
+    # here with Python floats, bit for bit (linear kernel: the kernel row is the dot products)
+    rng = np.random.default_rng(n_sv)
+    S = rng.normal(size=(n_sv, 7))
+    x = rng.normal(size=7) * (rng.random(7) < 0.7)
+    store = SVStore(7, n_sv, 1, "linear")
+    for i in range(n_sv):
+        store.insert(S[i], 1.0, i)
+    X = store.export()[0]                     # the stored SVs in slot order
+    expected = []
+    for sv in X:
+        dot = 0.0
+        for c in np.flatnonzero(x):
+            dot += float(x[c]) * float(sv[c])
+        expected.append(dot)
+    assert store.kernel_row(x).tolist() == expected

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from budgetsvm import _lookup as L
+from budgetsvm._budget import SVStore
 from reference.merging import merge_objective, weight_degradation
 
 N = 400                      # grid intervals per axis
@@ -428,3 +429,57 @@ def test_plain_gss_stays_on_the_dominant_side():
     assert not (((h_std - 0.5) * (m - 0.5) < 0) & (np.abs(h_std - 0.5) > 1e-3)).any()
     excess = weight_degradation(m, kappa, h_std) - precise_wd(m, kappa)
     assert excess.min() >= -1e-13 and excess.max() <= 1e-3
+
+
+def _close_call(tables, seed, d, budget, gamma):
+    """SVs and coefficients whose best merge partner (brute force, as below) beats the second
+    best by less than 1% of WD: a scan that got κ or m wrong by a little would choose another.
+    Returns X, coef, m, the best partner."""
+    rng = np.random.default_rng(seed)
+    while True:
+        X = rng.normal(size=(budget + 1, d))
+        coef = rng.choice([-1.0, 1.0], size=budget + 1) * rng.uniform(0.05, 2.0, budget + 1)
+        m = int(np.argmin(np.abs(coef)))
+        same = np.flatnonzero((coef >= 0) == (coef[m] >= 0))
+        same = same[same != m]
+        kappa = np.exp(-gamma * ((X[same] - X[m]) ** 2).sum(1))
+        ssum = coef[m] + coef[same]
+        wd = ssum ** 2 * bilinear_np(tables.wd_table, 0.0, coef[m] / ssum, kappa)
+        first, second = np.sort(wd)[:2]
+        if first * (1 + 1e-9) < second < first * 1.01:
+            return X, coef, m, int(same[np.argmin(wd)])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_robust_scan_merges_the_pair_of_least_lookup_wd(tables, seed):
+    """The robust default scans the lookup-WD partners with κ from the vectorised exp
+    (_budget._scan_lookup_wd). Brute force in numpy: m = the SV of least |α|, the partner of
+    least (α_m + α_n)²·WD(α_m/(α_m + α_n), κ) among the SVs of α_m's sign; the merge replaces
+    exactly those two. The papers' scan (libm's exp per candidate) merges the same pair."""
+    d, budget, gamma = 3, 40, 0.4
+    X, coef, m, partner = _close_call(tables, seed, d, budget, gamma)
+    for fast_rows in (True, False):
+        store = SVStore(d, budget, 1, "rbf", gamma, merge_search="lookup-wd",
+                        fast_rows=fast_rows)
+        for i in range(budget + 1):
+            store.insert(X[i], coef[i], origin=i)
+        origins = set(store.export()[2].tolist())
+        assert origins == set(range(budget + 1)) - {m, partner} | {-1}
+
+
+def test_the_robust_scan_makes_the_papers_merges():
+    """300 insertions into a budget of 20 (280 merges, merged points merged again): the robust
+    scan and the papers' scan build the same store, bit for bit (the final placement of the
+    pair is the same code; only κ in the scan comes from another exp)."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(300, 4))
+    coef = rng.choice([-1.0, 1.0], size=300) * rng.uniform(0.05, 2.0, 300)
+    stores = []
+    for fast_rows in (True, False):
+        store = SVStore(4, 20, 1, "rbf", 0.3, merge_search="lookup-wd", fast_rows=fast_rows)
+        for i in range(300):
+            store.insert(X[i], coef[i], origin=i)
+        assert store.counters()["n_merges"] == 280
+        stores.append(store.export())
+    for fast, papers in zip(*stores):
+        np.testing.assert_array_equal(fast, papers)
