@@ -9,8 +9,8 @@
 #
 # Support vectors live in a dense feature-major matrix X (d × cap, X[k*cap + j] is feature k
 # of SV j; see budgetsvm/_budget.pxd), so the dot products of one sparse row x with all n
-# stored SVs are nnz(x) contiguous axpys of length n (sparse_dot_columns, budgetsvm/_csr.pxd):
-# O(n·nnz(x)) work on contiguous memory.
+# stored SVs read nnz(x) contiguous columns of length n (sparse_dot_columns, budgetsvm/_csr.pxd,
+# 16 SVs at a time): O(n·nnz(x)) work on contiguous memory.
 # Everything here is inline, noexcept and nogil: header-only, no link dependency.
 from libc.math cimport exp, pow, tanh
 
