@@ -322,6 +322,14 @@ cdef void _remove(Store* st) noexcept nogil:
     st.n_removals += 1
 
 
+cdef inline double _log_kappa(const Store* st, Py_ssize_t m, Py_ssize_t j) noexcept nogil:
+    """log κ = −γ‖x̃_m − x̃_j‖² ≤ 0 of stored SVs m and j, from st.row[j] = x̃_m·x̃_j."""
+    cdef double logk = -st.kernel.gamma * (st.sq[m] + st.sq[j] - 2.0 * st.row[j])
+    if logk > 0.0:
+        logk = 0.0
+    return logk
+
+
 cdef void _compare_scan(Store* st, Py_ssize_t m, Py_ssize_t chosen) noexcept nogil:
     """Comparison mode: rescan the partners of m (binary) with gss and gss-precise and count
     whether they agree with `chosen`; WD ratios are measured with the precise WD. st.row must
@@ -329,14 +337,11 @@ cdef void _compare_scan(Store* st, Py_ssize_t m, Py_ssize_t chosen) noexcept nog
     cdef Py_ssize_t j, b_gss = -1, b_pre = -1
     cdef double am = st.A[m], logk, wd, h, w_gss = INFINITY, w_pre = INFINITY, w_chosen = 0.0
     cdef double w_gss_pre = 0.0, r
-    cdef double g = st.kernel.gamma
     cdef double az[1]
     for j in range(st.n):
         if j == m or ((am >= 0.0) != (st.A[j] >= 0.0)):
             continue
-        logk = -g * (st.sq[m] + st.sq[j] - 2.0 * st.row[j])
-        if logk > 0.0:
-            logk = 0.0
+        logk = _log_kappa(st, m, j)
         wd = merge_eval(st, m, j, logk, SEARCH_GSS, &h, az)
         if b_gss < 0 or wd < w_gss or (wd == w_gss and st.stamp[j] < st.stamp[b_gss]):
             b_gss = j
@@ -375,12 +380,11 @@ cdef (Py_ssize_t, double) _scan_lookup_wd(Store* st, Py_ssize_t m) noexcept nogi
     vectorised exp_nonpositive (into st.row2; st.row keeps the dot products x̃_m·x̃_j):
     libm's exp per candidate was a third of the scan."""
     cdef Py_ssize_t j, best = -1, n = st.n
-    cdef double am = st.A[m], g = st.kernel.gamma, sq_m = st.sq[m], logk, ssum, wd
+    cdef double am = st.A[m], ssum, wd
     cdef double best_wd = INFINITY
     cdef bint positive = am >= 0.0
     for j in range(n):
-        logk = -g * (sq_m + st.sq[j] - 2.0 * st.row[j])
-        st.row2[j] = logk if logk < 0.0 else 0.0
+        st.row2[j] = _log_kappa(st, m, j)
     exp_nonpositive(st.row2, n)
     for j in range(n):
         if j == m or positive != (st.A[j] >= 0.0):
@@ -391,10 +395,7 @@ cdef (Py_ssize_t, double) _scan_lookup_wd(Store* st, Py_ssize_t m) noexcept nogi
         if best < 0 or wd < best_wd or (wd == best_wd and st.stamp[j] < st.stamp[best]):
             best = j
             best_wd = wd
-    logk = -g * (sq_m + st.sq[best] - 2.0 * st.row[best])       # as the papers' scan has it
-    if logk > 0.0:
-        logk = 0.0
-    return best, logk
+    return best, _log_kappa(st, m, best)
 
 
 cdef void _merge(Store* st) noexcept nogil:
@@ -402,7 +403,6 @@ cdef void _merge(Store* st) noexcept nogil:
     cdef SparseRow z
     cdef bint binary = nc == 1
     cdef double am, wd, best_wd = INFINITY, h, logk, best_logk = 0.0, gm_dot = 0.0
-    cdef double g = st.kernel.gamma
     cdef double* az = st.vec
     m = _smallest(st, binary)
     if m < 0:                       # B = 1 and two SVs of opposite signs: nothing to merge
@@ -427,9 +427,7 @@ cdef void _merge(Store* st) noexcept nogil:
                 continue
             if binary and ((am >= 0.0) != (st.A[j] >= 0.0)):
                 continue
-            logk = -g * (st.sq[m] + st.sq[j] - 2.0 * st.row[j])
-            if logk > 0.0:
-                logk = 0.0
+            logk = _log_kappa(st, m, j)
             wd = merge_eval(st, m, j, logk, st.merge_search, &h, az)
             st.n_merge_evals += 1
             if best < 0 or wd < best_wd or (wd == best_wd and st.stamp[j] < st.stamp[best]):

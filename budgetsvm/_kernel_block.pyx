@@ -2,12 +2,13 @@
 block (budgetsvm/refit.py, docs/ALGORITHMS.md §9.3).
 
 numpy's form of the same formula (KernelSpec.from_dot: scale, add both norms, clamp, scale,
-exp) makes six passes over the block with libm-accurate exp; here each row is turned into
-exponents and then through the vectorised exp_nonpositive of budgetsvm/_kernels.pxd (within
-3 ulp, the same bits on every machine), while it is still in the cache. Prediction keeps
+exp) makes six passes over the block with libm-accurate exp; here each row goes through
+kernel_row_from_dots of budgetsvm/_kernels.pxd as the robust default's kernel rows do (exponents,
+then the vectorised exp_nonpositive: within 3 ulp, the same bits on every machine), while it is
+still in the cache. Prediction keeps
 from_dot, so that its decision values do not change.
 """
-from budgetsvm._kernels cimport exp_nonpositive
+from budgetsvm._kernels cimport KERNEL_RBF, Kernel, kernel_row_from_dots
 
 
 def rbf_from_dots(double[:, ::1] block, const double[::1] row_sq, const double[::1] col_sq,
@@ -15,16 +16,14 @@ def rbf_from_dots(double[:, ::1] block, const double[::1] row_sq, const double[:
     """In place: block[i, j] = exp(−γ·max(row_sq[i] + col_sq[j] − 2·block[i, j], 0)), the RBF
     kernel of rows with squared norms row_sq against columns with squared norms col_sq, given
     their dot products in block."""
-    cdef Py_ssize_t n = block.shape[0], m = block.shape[1], i, j
-    cdef double a, d2
+    cdef Py_ssize_t n = block.shape[0], m = block.shape[1], i
+    # each row as a kernel row of the robust default's solvers (the same arithmetic, the same bits)
+    cdef Kernel rbf
+    rbf.kind, rbf.gamma, rbf.coef0, rbf.degree, rbf.fast_rows = KERNEL_RBF, gamma, 0.0, 0, True
     if row_sq.shape[0] != n or col_sq.shape[0] != m:
         raise ValueError("the squared norms do not match the block's shape")
     if m == 0:
         return
     with nogil:
         for i in range(n):
-            a = row_sq[i]
-            for j in range(m):
-                d2 = a + col_sq[j] - 2.0 * block[i, j]
-                block[i, j] = -gamma * d2 if d2 > 0.0 else 0.0
-            exp_nonpositive(&block[i, 0], m)
+            kernel_row_from_dots(&rbf, &block[i, 0], m, row_sq[i], &col_sq[0])
