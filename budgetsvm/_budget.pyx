@@ -31,7 +31,7 @@ from libc.stdint cimport int32_t, int64_t
 from budgetsvm._csr cimport (SparseRow, sparse_dot_columns, sparse_gather, sparse_scatter,
                              sparse_sqnorm)
 from budgetsvm._kernels cimport (KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, Kernel,
-                                 exp_nonpositive, kernel_from_dot, kernel_row_from_dots,
+                                 exp_inplace, kernel_from_dot, kernel_row_from_dots,
                                  kernel_row_sparse, kernel_self)
 from budgetsvm._lookup cimport (MergeTables, golden_section_max, lookup_h, lookup_wd,
                                merge_tables)
@@ -377,7 +377,7 @@ cdef (Py_ssize_t, double) _scan_lookup_wd(Store* st, Py_ssize_t m) noexcept nogi
     """The binary lookup-WD scan of _merge for the robust default (fast_rows): the partner of
     least (α_m+α_n)²·WD(m,κ) among the SVs of α_m's sign, ties to the oldest, and its log κ.
     The same choice as merge_eval's scan, but κ of every SV comes first, from log κ through the
-    vectorised exp_nonpositive (into st.row2; st.row keeps the dot products x̃_m·x̃_j):
+    vectorised exp_inplace (into st.row2; st.row keeps the dot products x̃_m·x̃_j):
     libm's exp per candidate was a third of the scan."""
     cdef Py_ssize_t j, best = -1, n = st.n
     cdef double am = st.A[m], ssum, wd
@@ -385,7 +385,7 @@ cdef (Py_ssize_t, double) _scan_lookup_wd(Store* st, Py_ssize_t m) noexcept nogi
     cdef bint positive = am >= 0.0
     for j in range(n):
         st.row2[j] = _log_kappa(st, m, j)
-    exp_nonpositive(st.row2, n)
+    exp_inplace(st.row2, n)
     for j in range(n):
         if j == m or positive != (st.A[j] >= 0.0):
             continue
@@ -668,7 +668,7 @@ cdef class SVStore:
     (lookup: binary merges only, multi-class merging uses 'gss'); track_q: keep ‖w‖²;
     compare: comparison mode for binary merging (rescans every merge with gss and gss-precise,
     see counters()); coalesce: a repeated insertion of a training row (its origin) is added to
-    its stored unmerged entry; fast_rows: rbf kernel rows with exp_nonpositive
+    its stored unmerged entry; fast_rows: rbf kernel rows with exp_inplace
     (budgetsvm/_kernels.pxd) instead of libm's exp."""
 
     def __init__(self, Py_ssize_t d, Py_ssize_t budget, Py_ssize_t nr_coef=1, kernel="rbf",

@@ -19,12 +19,14 @@ import numpy as np
 
 cimport numpy as cnp
 from cpython.exc cimport PyErr_CheckSignals
-from libc.math cimport INFINITY, copysign, exp, fabs
+from libc.math cimport INFINITY, copysign, exp, fabs, log
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
-from budgetsvm._csr cimport CSR_NO_INDEX, CsrRows, csr_axpy, csr_bind, csr_dot, csr_row_sqnorms
+from budgetsvm._csr cimport (CSR_NO_INDEX, CsrRows, csr_axpy, csr_bind, csr_dot, csr_prefetch_row,
+                            csr_row_sqnorms)
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle, rng_shuffle_fast, rng_uniform
 from budgetsvm._nogil cimport check_signals as _check_signals
+from budgetsvm._kernels cimport exp_inplace
 
 cnp.import_array()
 
@@ -34,9 +36,12 @@ cdef extern from *:
     #define BSVM_STEP_THRESHOLD 1e-12
     /* Coordinate visits between two checks for Ctrl-C (each briefly re-acquires the GIL). */
     #define BSVM_SIGNAL_CHECK_EVERY 10000
+    /* Rows between a row's prefetch and its visit. */
+    #define BSVM_PREFETCH_AHEAD 2
     """
     double STEP_THRESHOLD "BSVM_STEP_THRESHOLD"
     Py_ssize_t SIGNAL_CHECK_EVERY "BSVM_SIGNAL_CHECK_EVERY"
+    Py_ssize_t PREFETCH_AHEAD "BSVM_PREFETCH_AHEAD"
 
 DcdResult = collections.namedtuple(
     "DcdResult",
@@ -292,6 +297,8 @@ def dcd_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
                 if until_check == 0:
                     until_check = SIGNAL_CHECK_EVERY
                     _check_signals()
+                if s + PREFETCH_AHEAD < active_size:
+                    csr_prefetch_row(&p.X, index[s + PREFETCH_AHEAD])
                 i = index[s]
                 # y_i and U_i from one array (fewer cache lines per random visit)
                 Ui = p.yU[i]
@@ -660,28 +667,70 @@ def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
 
 cdef double _systematic_schedule(const double* pref, const Py_ssize_t* rows, Py_ssize_t n,
                                  Rng* rng, Py_ssize_t* out) noexcept nogil:
-    # out[0:n]: the rows[0:n], row i n·p_i/Σp times in expectation, shuffled; returns Σp.
-    # Systematic sampling: one uniform offset u, and the k-th row gets
-    # ⌊u + n·S_k/Σp⌋ − ⌊u + n·S_{k−1}/Σp⌋ slots (S_k the prefix sums), i.e. the floor or the
-    # ceiling of its expected count. The same expectation as Algorithm 4 of Glasmachers & Dogan
-    # (2013) with one random number per sweep instead of one per row.
-    cdef Py_ssize_t k, i, j = 0, c
+    # out[0:n]: the rows[0:n], rows[k] n·pref[k]/Σpref times in expectation, shuffled; returns
+    # Σpref (pref[k] is the preference of rows[k]). Systematic sampling: one uniform offset u,
+    # and the k-th row gets ⌊u + n·S_k/Σp⌋ − ⌊u + n·S_{k−1}/Σp⌋ slots (S_k the prefix sums),
+    # i.e. the floor or the ceiling of its expected count. The same expectation as Algorithm 4
+    # of Glasmachers & Dogan (2013) with one random number per sweep instead of one per row.
+    cdef Py_ssize_t k, i, j = 0, c, m
     cdef double total = 0.0, scale, cum
     for k in range(n):
-        total += pref[rows[k]]
+        total += pref[k]
     scale = n / total
     cum = rng_uniform(rng)
     for k in range(n):
         i = rows[k]
-        cum += pref[i] * scale
+        cum += pref[k] * scale
         c = <Py_ssize_t>cum
         if c > n or k == n - 1:
             c = n                      # rounding never loses or adds a slot
-        while j < c:
+        # Row k fills the slots j..c-1. Most rows get 0 or 1 slots in no pattern that a branch
+        # predictor learns, so slot j is written either way (a row with no slot leaves it to
+        # the next row) and only counts of 2 or more take the loop.
+        if j < n:
             out[j] = i
-            j += 1
+        m = j + 1
+        while m < c:
+            out[m] = i
+            m += 1
+        j = c
     rng_shuffle_fast(rng, out, n)
     return total
+
+
+cdef void _preferences(const double* logp, const Py_ssize_t* rows, Py_ssize_t n, double lmin,
+                       double lmax, double pmin, double pmax, double* out) noexcept nogil:
+    # out[k] = p of rows[k] = exp(logp[rows[k]]) by the vectorised exp_inplace (within 3 ulp),
+    # exactly p_min and p_max at the bounds of log p and never outside them; log p = 0 gives 1
+    cdef Py_ssize_t k
+    cdef double v, q
+    for k in range(n):
+        out[k] = logp[rows[k]]
+    exp_inplace(out, n)
+    for k in range(n):
+        # selects, not branches: the loop stays vectorised
+        v = logp[rows[k]]
+        q = out[k]
+        q = pmin if q < pmin else q
+        q = pmax if q > pmax else q
+        q = pmin if v <= lmin else q
+        q = pmax if v >= lmax else q
+        out[k] = q
+
+
+def _preference_array(logp, order, double pmin, double pmax):
+    """p of every row from log p (NaN for rows never visited), as the schedule computes it."""
+    out = np.full(logp.shape[0], np.nan)
+    rows = np.ascontiguousarray(order, dtype=np.intp)
+    values = np.zeros(max(rows.shape[0], 1))
+    cdef const double[::1] v_logp = logp
+    cdef const Py_ssize_t[::1] v_rows = rows
+    cdef double[::1] v_values = values
+    if rows.shape[0] > 0:
+        _preferences(&v_logp[0], &v_rows[0], rows.shape[0], log(pmin), log(pmax), pmin, pmax,
+                     &v_values[0])
+    out[rows] = values[:rows.shape[0]]
+    return out
 
 
 def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, QD, yU, alpha,
@@ -690,16 +739,20 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
     # The ACF loop of acf_solve (Algorithms 3 and 5 of Glasmachers & Dogan 2013) over an active
     # set of rows that shrinks as in LIBLINEAR (docs/ALGORITHMS.md §4.2). See acf_solve's docstring.
     w = np.zeros(n_features, dtype=np.float64)
-    pref = np.full(alpha.shape[0], np.nan)
-    pref[order] = 1.0
+    # log p_i (NaN for the rows never visited): Algorithm 5's multiplicative update is an
+    # addition here, and the schedule takes p = exp(log p) of the active rows in one
+    # vectorised pass per sweep instead of one libm exp per step
+    logp = np.full(alpha.shape[0], np.nan)
+    logp[order] = 0.0
     sched = np.zeros(max(n_order, 1), dtype=np.intp)
+    active_pref = np.zeros(max(n_order, 1), dtype=np.float64)
     shrunk = np.zeros(max(alpha.shape[0], 1), dtype=np.uint8)
 
     cdef _Problem p
     _bind(&p, data, indices, indptr, n_features, ys, C_i, U, D, QD, yU)
     cdef double[::1] v_w = w
     cdef double[::1] v_alpha = alpha
-    cdef double[::1] v_pref = pref
+    cdef double[::1] v_logp = logp
     cdef Py_ssize_t[::1] v_order = order
     cdef Py_ssize_t[::1] v_sched = sched
     cdef unsigned char[::1] v_shrunk = shrunk
@@ -708,10 +761,12 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
 
     cdef double* wp = &v_w[0] if n_features > 0 else &dummy
     cdef double* a = &v_alpha[0] if p.X.n_rows > 0 else &dummy
-    cdef double* pp = &v_pref[0] if p.X.n_rows > 0 else &dummy
+    cdef double* lp = &v_logp[0] if p.X.n_rows > 0 else &dummy
     # index[0:active] are the active rows; index[active:n] the shrunk ones
     cdef Py_ssize_t* index = &v_order[0] if n_order > 0 else &dummy_index
     cdef Py_ssize_t* schedule = &v_sched[0]
+    cdef double[::1] v_active_pref = active_pref
+    cdef double* apref = &v_active_pref[0]
     cdef unsigned char* out = &v_shrunk[0]
 
     cdef bint has_callback = callback is not None
@@ -719,7 +774,7 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
     cdef Py_ssize_t n = n_order
     cdef Py_ssize_t active = n, s, k, i, j, tmp
     cdef double inv_len = 0.0, fade = 0.0
-    cdef double decay = exp(-c)          # Algorithm 5's factor for a step that gains nothing
+    cdef double lmin = log(pmin), lmax = log(pmax)
     cdef Py_ssize_t it = 0
     cdef long long n_updates = 0
     cdef Py_ssize_t n_reset = 0
@@ -731,10 +786,10 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
     cdef long long n_visits = 0
     cdef double margin, loss = 0.0, asum, wnorm
     # rows fixed at their bound by the zero-row rule: ξ_i = 1, so C_i·1 in either loss
-    cdef double zero_loss = float(np.sum(C_i[np.isnan(pref)])) if alpha.shape[0] else 0.0
+    cdef double zero_loss = float(np.sum(C_i[np.isnan(logp)])) if alpha.shape[0] else 0.0
     cdef double P, delta_ref = 0.0, v, min_delta
     cdef double M, m, limit = INFINITY
-    cdef double g, PG, Ui, yi, ai, delta, p_new
+    cdef double g, PG, Ui, yi, ai, delta, lp_new
     cdef double dual = 0.0, primal = 0.0
     cdef Rng rng
     rng_seed(&rng, seed)
@@ -750,10 +805,11 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
                 rng_shuffle_fast(&rng, schedule, active)
                 P = <double>active
             else:
-                P = _systematic_schedule(pp, index, active, &rng, schedule)
+                _preferences(lp, index, active, lmin, lmax, pmin, pmax, apref)
+                P = _systematic_schedule(apref, index, active, &rng, schedule)
             if has_trace:
                 with gil:
-                    p_start = pref.copy()
+                    p_start = _preference_array(logp, order, pmin, pmax)
                     active_start = np.sort(order[:active])
             # Δ_ref fades over one sweep of the active rows (Glasmachers & Dogan: over n steps)
             inv_len = 1.0 / active if active > 0 else 0.0
@@ -768,6 +824,8 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
                 if until_check == 0:
                     until_check = SIGNAL_CHECK_EVERY
                     _check_signals()
+                if s + PREFETCH_AHEAD < active:
+                    csr_prefetch_row(&p.X, schedule[s + PREFETCH_AHEAD])
                 i = schedule[s]
                 if out[i]:
                     continue                  # shrunk earlier in this sweep
@@ -827,19 +885,20 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
                 if first_sweep:
                     delta_ref += delta * inv_len
                 else:
-                    # Algorithm 5: p_i *= exp(c (Δ/Δ_ref − 1)), clipped; fading average of Δ
+                    # Algorithm 5 in logarithms: log p_i += c (Δ/Δ_ref − 1), clipped to
+                    # [log p_min, log p_max] (an overflow to +inf too); fading average of Δ
                     if delta_ref > 0.0:
                         if delta == 0.0:
-                            p_new = pp[i] * decay
+                            lp_new = lp[i] - c
                         else:
-                            p_new = pp[i] * exp(c * (delta / delta_ref - 1.0))
-                        if p_new < pmin:
-                            p_new = pmin
-                        elif p_new > pmax:
-                            p_new = pmax
-                        if p_new != 1.0:
+                            lp_new = lp[i] + c * (delta / delta_ref - 1.0)
+                        if lp_new < lmin:
+                            lp_new = lmin
+                        elif lp_new > lmax:
+                            lp_new = lmax
+                        if lp_new != 0.0:
                             uniform = False
-                        pp[i] = p_new
+                        lp[i] = lp_new
                     delta_ref = fade * delta_ref + delta * inv_len
             it += 1
             # move the rows shrunk in this sweep behind the active ones
@@ -875,7 +934,8 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
             if has_trace:
                 with gil:
                     trace.append({"schedule": sched[:len(active_start)].copy(),
-                                  "p_start": p_start, "p_end": pref.copy(), "P": P,
+                                  "p_start": p_start,
+                                  "p_end": _preference_array(logp, order, pmin, pmax), "P": P,
                                   "min_delta": min_delta, "v": v, "first": first_sweep,
                                   "reset": reset, "active": active_start,
                                   "shrunk": np.sort(order[active:len(active_start)]),
@@ -889,7 +949,7 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
                 # primal) at the returned w
                 for k in range(n):
                     out[index[k]] = 0
-                    pp[index[k]] = 1.0
+                    lp[index[k]] = 0.0
                 active = n
                 uniform = True
                 canstop = True
@@ -913,5 +973,6 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
         else:
             _objectives(&p, wp, a, l2, &dual, &primal)
 
-    return AcfResult(w, alpha, it, n_updates, not converged, dual, primal, n_reset, pref,
+    return AcfResult(w, alpha, it, n_updates, not converged, dual, primal, n_reset,
+                     _preference_array(logp, order, pmin, pmax),
                      n_visits)

@@ -4,7 +4,7 @@ block (budgetsvm/refit.py, docs/ALGORITHMS.md §9.3).
 numpy's form of the same formula (KernelSpec.from_dot: scale, add both norms, clamp, scale,
 exp) makes six passes over the block with libm-accurate exp; here each row goes through
 kernel_row_from_dots of budgetsvm/_kernels.pxd as the robust default's kernel rows do (exponents,
-then the vectorised exp_nonpositive: within 3 ulp, the same bits on every machine), while it is
+then the vectorised exp_inplace: within 3 ulp, the same bits on every machine), while it is
 still in the cache. Prediction keeps
 from_dot, so that its decision values do not change.
 """

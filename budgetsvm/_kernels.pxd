@@ -28,7 +28,7 @@ ctypedef struct Kernel:
     double gamma
     double coef0
     int degree
-    # The robust default's vectorised row arithmetic: rbf rows through exp_nonpositive instead
+    # The robust default's vectorised row arithmetic: rbf rows through exp_inplace instead
     # of libm's exp, and coefficient sums over a row in 8 lanes (row_dot). The papers' mode
     # keeps libm's exp and the in-order sum, so that it reproduces the published algorithms'
     # models bit for bit (docs/ALGORITHMS.md §0.2).
@@ -39,13 +39,14 @@ cdef extern from *:
     """
     #include <stdint.h>
     #include <string.h>
-    /* v[j] = exp(v[j]) for v[j] <= 0, within 3 ulp of the exact value (0 below -708, where
-       exp is subnormal or 0). Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, with ln2 split
+    /* v[j] = exp(v[j]) for v[j] <= 709, within 3 ulp of the exact value (0 below -708, where
+       exp is subnormal or 0; the rbf kernel rows pass v <= 0, ACF's preferences
+       log p in [log p_min, log p_max]). Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, with ln2 split
        so that k*LN2_HI is exact; exp(r) by its Taylor polynomial of degree 12 (truncation error
        below 2e-16); 2^k built in the exponent bits. Branch-free, so that the compiler
        vectorises the loop: about 4x faster than calling libm's exp per entry. Plain IEEE
        arithmetic (no fused multiply-add, see setup.py): the same bits on every machine. */
-    static inline void bsvm_exp_nonpositive(double* v, Py_ssize_t n) {
+    static inline void bsvm_exp_inplace(double* v, Py_ssize_t n) {
         const double LOG2E = 1.4426950408889634074;
         const double LN2_HI = 6.93147180369123816490e-01;
         const double LN2_LO = 1.90821492927058770002e-10;
@@ -80,7 +81,7 @@ cdef extern from *:
         }
     }
     """
-    void exp_nonpositive "bsvm_exp_nonpositive"(double* v, Py_ssize_t n) noexcept nogil
+    void exp_inplace "bsvm_exp_inplace"(double* v, Py_ssize_t n) noexcept nogil
 
 
 cdef extern from *:
@@ -150,7 +151,7 @@ cdef inline void kernel_row_from_dots(const Kernel* K, double* out, Py_ssize_t n
         for j in range(n):
             d2 = xsq + sq[j] - 2.0 * out[j]
             out[j] = -g * d2 if d2 > 0.0 else 0.0
-        exp_nonpositive(out, n)
+        exp_inplace(out, n)
     elif K.kind == KERNEL_RBF:
         for j in range(n):
             d2 = xsq + sq[j] - 2.0 * out[j]

@@ -269,6 +269,23 @@ def test_systematic_schedule(fixed_p, p):
         assert np.any((c4 < np.floor(expected - 1e-9)) | (c4 > np.ceil(expected + 1e-9)))
 
 
+def test_preferences_from_their_logarithms():
+    # the shrinking mode keeps log p and takes p = exp(log p) in one vectorised pass per sweep:
+    # within 3 ulp of exp, exactly p_min / p_max at (and beyond) the clipped logarithms, exactly
+    # 1 at log p = 0, and NaN for the rows never visited
+    pmin, pmax = 0.1, 10.0
+    inner = np.linspace(np.log(pmin), np.log(pmax), 2001)[1:-1]
+    logp = np.concatenate([inner, [0.0, -0.0, np.log(pmin), np.log(pmax), np.log(pmin) - 1.0,
+                                   np.log(pmax) + 1.0, np.nan]])
+    order = np.arange(logp.size - 1)
+    p = _dcd._preference_array(logp, order, pmin, pmax)
+    exact = np.exp(inner)
+    ulps = np.abs(p[:inner.size] - exact) / np.spacing(exact)
+    assert ulps.max() <= 3.0 and np.all((p[:inner.size] >= pmin) & (p[:inner.size] <= pmax))
+    assert list(p[inner.size:-1]) == [1.0, 1.0, pmin, pmax, pmin, pmax]
+    assert np.isnan(p[-1])
+
+
 # ---------------------------------------------------------------------------------------------
 # 4. Mechanics of Algorithms 3 and 5, on the per-sweep trace
 # ---------------------------------------------------------------------------------------------

@@ -463,12 +463,12 @@ def test_merging_far_apart_vectors_keeps_the_larger_one(method, weights):
 
 
 # ---------------------------------------------------------------------------------------------
-# The vectorised exp of the robust default's rbf rows (budgetsvm/_kernels.pxd, exp_nonpositive)
+# The vectorised exp of the robust default's rbf rows (budgetsvm/_kernels.pxd, exp_inplace)
 # ---------------------------------------------------------------------------------------------
 
 def test_fast_rows_rows_are_within_3_ulp_of_libm_exp():
     # Stored vectors on a line at distances whose −γ d² spans [−760, 0]: the same arguments
-    # through libm's exp (fast_rows off) and through exp_nonpositive (on).
+    # through libm's exp (fast_rows off) and through exp_inplace (on).
     gamma = 0.5
     dist = np.concatenate([[0.0, 1e-9, 1e-4], np.sqrt(np.linspace(0.0, 1520.0, 997))])
     S = np.zeros((dist.size, 2))

@@ -69,7 +69,7 @@ def test_fused_rbf_values_are_within_4_ulp_of_numpys_exp():
         block = dots.copy()
         rbf_from_dots(block, row_sq, col_sq, gamma)
         assert np.all(block[:, :3] == 1.0)
-        # below −708 exp is within 4e-308 of 0, and exp_nonpositive gives 0 (_kernels.pxd)
+        # below −708 exp is within 4e-308 of 0, and exp_inplace gives 0 (_kernels.pxd)
         normal = -gamma * d2 >= -708.0
         assert np.all(np.abs(block - expected)[normal] <= 4 * np.spacing(expected[normal]))
         assert np.all(block[~normal] == 0.0) and np.all(expected[~normal] < 4e-308)
