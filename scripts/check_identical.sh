@@ -7,8 +7,11 @@ set -u
 if [ $# -lt 2 ] || [ -z "${BSVM_DATA:-}" ]; then
   echo "usage: BSVM_DATA=folder $0 OLD_BIN NEW_BIN [OUTDIR]" >&2; exit 2
 fi
-OLD=$1; NEW=$2; D=$BSVM_DATA; H=$(cd "$(dirname "$0")/.." && pwd)/data
-out=${3:-$(mktemp -d)}; mkdir -p "$out"; n=0; same=0
+OLD=$(cd "$1" && pwd); NEW=$(cd "$2" && pwd); D=$(cd "$BSVM_DATA" && pwd); H=$(cd "$(dirname "$0")/.." && pwd)/data
+out=${3:-$(mktemp -d)}; mkdir -p "$out"; out=$(cd "$out" && pwd); n=0; same=0
+# Run from the output folder: a build wrapped as `python -c ...` (e.g. a worktree on PYTHONPATH)
+# puts the working directory first on sys.path, so run from a clone it would import that clone.
+cd "$out"
 check() { name=$1; shift
   $OLD/bsvm-train -q -n 1 "$@" $out/$name.old >/dev/null 2>&1 || echo "old failed: $name"
   $NEW/bsvm-train -q -n 1 "$@" $out/$name.new >/dev/null 2>&1 || echo "new failed: $name"
