@@ -15,7 +15,7 @@ compares every form with ``repr``.
 """
 import numpy as np
 
-from libc.stdint cimport int32_t, uint32_t, uint64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
 from libc.string cimport memcpy
 
 cdef extern from *:
@@ -267,9 +267,10 @@ cdef Py_ssize_t write_double(double value, char* out) noexcept nogil:
     return pos + 2
 
 
-def format_rows(const double[:, :] values):
-    """The rows of a 2-D array (any strides) as text lines: the values of a row as repr writes
-    them, separated by single spaces, each line ending with a newline. Runs without the GIL."""
+def format_rows_ascii(const double[:, :] values):
+    """The rows of a 2-D array (any strides) as ASCII text lines in a uint8 array: the values
+    of a row as repr writes them, separated by single spaces, each line ending with a newline.
+    Runs without the GIL; the array can be written to a binary file as it is (no copy)."""
     cdef Py_ssize_t n = values.shape[0], m = values.shape[1], r, c, pos = 0
     buffer = np.empty(n * (m * (MAX_CHARS + 1) + 1), dtype=np.uint8)
     cdef unsigned char[::1] text = buffer
@@ -283,7 +284,57 @@ def format_rows(const double[:, :] values):
                 pos += write_double(values[r, c], out + pos)
             out[pos] = b'\n'
             pos += 1
-    return buffer[:pos].tobytes().decode("ascii")
+    return buffer[:pos]
+
+
+def format_rows(const double[:, :] values):
+    """format_rows_ascii as a str."""
+    return format_rows_ascii(values).tobytes().decode("ascii")
+
+
+cdef inline Py_ssize_t _write_index(int64_t value, char* out) noexcept nogil:
+    """Write a non-negative integer in decimal; return its length."""
+    cdef char digits[20]
+    cdef Py_ssize_t n = 0, i
+    while True:
+        digits[n] = <char>(48 + value % 10)
+        n += 1
+        value //= 10
+        if value == 0:
+            break
+    for i in range(n):
+        out[i] = digits[n - 1 - i]
+    return n
+
+
+def format_sv_rows_ascii(const double[:, :] coef, const int64_t[:] indptr,
+                         const int32_t[:] indices, const double[:] values):
+    """The native format's SV lines of a CSR matrix of SVs (0-based indices) in a uint8 array:
+    row i's coefficients, then " index:value" for its entries with 1-based indices, values
+    and coefficients as repr writes them, each line ending with a newline. Runs without the
+    GIL."""
+    cdef Py_ssize_t n = coef.shape[0], m = coef.shape[1], r, c, k, pos = 0
+    cdef Py_ssize_t nnz = indptr[n] - indptr[0] if n > 0 else 0
+    buffer = np.empty(n * (m * (MAX_CHARS + 1) + 1) + nnz * (MAX_CHARS + 12), dtype=np.uint8)
+    cdef unsigned char[::1] text = buffer
+    cdef char* out = <char*>&text[0] if text.shape[0] > 0 else NULL
+    with nogil:
+        for r in range(n):
+            for c in range(m):
+                if c > 0:
+                    out[pos] = b' '
+                    pos += 1
+                pos += write_double(coef[r, c], out + pos)
+            for k in range(indptr[r], indptr[r + 1]):
+                out[pos] = b' '
+                pos += 1
+                pos += _write_index(<int64_t>indices[k] + 1, out + pos)
+                out[pos] = b':'
+                pos += 1
+                pos += write_double(values[k], out + pos)
+            out[pos] = b'\n'
+            pos += 1
+    return buffer[:pos]
 
 
 def format_double(double value):

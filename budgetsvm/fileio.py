@@ -73,6 +73,8 @@ def atomic_output(path, binary=False):
     renamed over ``path`` on success and removed on any failure, including KeyboardInterrupt.
     """
     if path == "-":
+        if binary:
+            sys.stdout.flush()            # text written before goes first
         stream = sys.stdout.buffer if binary else sys.stdout
         yield stream
         stream.flush()

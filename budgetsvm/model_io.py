@@ -19,16 +19,19 @@ arrays, as the data reader does. Memory is the model plus one block of text. A m
 section stops the compiled loop at its first bad line; the Python checks of this module then run
 over the lines from there on and give the message (the lines before it are known to be good).
 """
+import contextlib
 import io
 import itertools
 import json
 import math
 import re
+import threading
 
 import numpy as np
 import scipy.sparse as sp
 
 from budgetsvm import _parse
+from budgetsvm._format import format_rows_ascii, format_sv_rows_ascii
 from budgetsvm.errors import BsvmError, ModelFormatError, TrainingDiverged
 from budgetsvm.fileio import DECOMPRESSION_ERRORS, atomic_output, open_input
 from budgetsvm.labels import check_integer_labels, format_label
@@ -63,8 +66,10 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 # Writing
 # ---------------------------------------------------------------------------------------------
 
-# Lines of a linear model's weights formatted per block (a few MB of text for 105 classes).
+# Lines of a linear model's weights (a few MB of text for 105 classes) and of a kernel model's
+# SVs formatted per block.
 WEIGHT_BLOCK_ROWS = 2048
+SV_BLOCK_ROWS = 1024
 
 
 def save_model(model, path, format="native"):
@@ -72,30 +77,45 @@ def save_model(model, path, format="native"):
 
     Raises BsvmError when the model cannot be written in that format (non-integer labels for
     LIBSVM/LIBLINEAR files, a multi-class budgeted model as LIBSVM, non-finite values).
+    The file is written piece by piece as it is formatted: a linear model's weight rows in
+    blocks that the worker threads format while the calling thread writes those before.
     """
-    text = dumps_model(model, format)
-    with atomic_output(path) as stream:
-        stream.write(text)
+    with contextlib.closing(_model_pieces(model, format)) as pieces:
+        first = next(pieces)                  # the checks, before any file is opened
+        with atomic_output(path, binary=True) as stream:
+            stream.write(first)
+            for piece in pieces:
+                stream.write(piece)
 
 
 def dumps_model(model, format="native"):
     """The content of the model file as a string (LF line ends)."""
+    return b"".join(_model_pieces(model, format)).decode("ascii")
+
+
+def _model_pieces(model, format):
+    """The model file as consecutive pieces of ASCII bytes (bytes or uint8 arrays); the first
+    comes after every check that can refuse the model."""
     if format not in FORMATS:
         raise BsvmError(f"unknown model format {format!r}; choose one of {', '.join(FORMATS)}")
     if not isinstance(model, (LinearModel, KernelModel)):
         raise TypeError(f"not a model: {type(model).__name__}")
     _check_finite(model)
     if format == "native":
-        return _dump_native(model)
+        return _native_pieces(model)
     if format == "liblinear":
         if not isinstance(model, LinearModel):
             raise BsvmError("the liblinear model format holds linear models only; "
                             "write kernel models in the native or libsvm format")
-        return _dump_liblinear(model)
+        return _one_piece(_dump_liblinear(model))
     if not isinstance(model, KernelModel):
         raise BsvmError("the libsvm model format holds kernel models only; "
                         "write linear models in the native or liblinear format")
-    return _dump_libsvm(model)
+    return _one_piece(_dump_libsvm(model))
+
+
+def _one_piece(text):
+    yield text.encode("ascii")
 
 
 def check_format(format, solver, labels=None):
@@ -185,7 +205,10 @@ def _param_line(name, value):
     raise TypeError(f"parameter {name}: cannot store a {type(value).__name__} in a model file")
 
 
-def _dump_native(model):
+def _native_pieces(model):
+    """The native file's pieces: the header (and a kernel model's SV lines), then a linear
+    model's weight rows block by block. The header is formatted when the generator is made,
+    so that its checks (names, parameter values) run before the file is opened."""
     linear = isinstance(model, LinearModel)
     out = [f"{FORMAT_NAME} {FORMAT_VERSION}",
            f"model_type {'linear' if linear else 'kernel'}",
@@ -216,27 +239,50 @@ def _dump_native(model):
     out += [_param_line(name, model.params[name]) for name in sorted(model.params)]
     if linear:
         out.append("w")
-        out += [text for text in (_weight_lines(model.coef.T),
-                                  _weight_lines(model.bias_coef[None, :]) if model.bias >= 0
-                                  else "") if text]
+        sections = [(model.coef.T.shape[0], WEIGHT_BLOCK_ROWS,
+                     lambda start, stop: format_rows_ascii(model.coef.T[start:stop]))]
+        if model.bias >= 0:
+            sections.append((1, 1, lambda start, stop: format_rows_ascii(
+                model.bias_coef[None, :])))
     else:
         out.append("SV")
-        out += _sv_lines(model.coef, model.sv, repr, "{}:{!r}".format, " ")
-    out.append("end")
-    return "\n".join(out) + "\n"
+        sections = [(model.n_sv, SV_BLOCK_ROWS, _sv_block_formatter(model.coef, model.sv))]
+    header = ("\n".join(out) + "\n").encode("ascii")
+
+    def pieces():
+        yield header
+        for n_rows, block_rows, format_block in sections:
+            yield from _formatted_blocks(n_rows, block_rows, format_block)
+        yield b"end\n"
+    return pieces()
 
 
-def _weight_lines(rows):
-    """The lines " ".join(map(repr, row)) of the rows of a 2-D float64 array, joined by
-    newlines ('' for no rows): formatted by budgetsvm._format without the GIL, in blocks of
-    WEIGHT_BLOCK_ROWS rows spread over the threads of an active budgetsvm.threads pool."""
-    from budgetsvm._format import format_rows
-    from budgetsvm.threads import parallel_map
-    blocks = parallel_map(lambda start: format_rows(rows[start:start + WEIGHT_BLOCK_ROWS]),
-                          range(0, rows.shape[0], WEIGHT_BLOCK_ROWS))
-    if blocks:
-        blocks[-1] = blocks[-1][:-1]           # no newline after the last line
-    return "".join(blocks)
+def _sv_block_formatter(coef, sv):
+    """format_block(start, stop): the native SV lines of SVs start..stop-1, "c1 ... ck i:v
+    ..." with 1-based indices, everything as repr writes it."""
+    indptr = np.ascontiguousarray(sv.indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(sv.indices, dtype=np.int32)
+    values = np.ascontiguousarray(sv.data, dtype=np.float64)
+    return lambda start, stop: format_sv_rows_ascii(coef[start:stop], indptr[start:stop + 1],
+                                                    indices, values)
+
+
+def _formatted_blocks(n_rows, block_rows, format_block):
+    """The ASCII uint8 arrays format_block(start, stop) of consecutive blocks of block_rows
+    rows, formatted by budgetsvm._format without the GIL: with an active budgetsvm.threads
+    pool, by its threads while the calling (main) thread takes those before (and writes
+    them)."""
+    from budgetsvm import threads
+    starts = range(0, n_rows, block_rows)
+
+    def block(start):
+        return format_block(start, min(start + block_rows, n_rows))
+    if threads.current_threads() > 1 and \
+            threading.current_thread() is threading.main_thread():
+        with threads.ordered_map(block, starts) as formatted:
+            yield from formatted
+    else:
+        yield from map(block, starts)
 
 
 def _sv_lines(coef, sv, fmt_coef, fmt_pair, sep):

@@ -2,8 +2,9 @@
 shortest string that reads back as the same double, nearest on ties, in CPython's layout."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from budgetsvm._format import format_double, format_rows
+from budgetsvm._format import format_double, format_rows, format_sv_rows_ascii
 
 
 def same_as_repr(values):
@@ -60,3 +61,20 @@ def test_rows_are_repr_joined_by_spaces():
     for rows in (W, W.T, W[::3, 1:5], np.zeros((0, 4)), np.zeros((3, 1))):
         assert format_rows(rows) == "".join(" ".join(map(repr, row)) + "\n"
                                             for row in rows.tolist())
+
+
+def test_sv_rows_are_coefficients_then_one_based_pairs_as_repr():
+    rng = np.random.default_rng(2)
+    sv = sp.random(200, 3000, density=0.01, format="csr", random_state=3) * 1e3
+    sv.data[::7] *= 1e-300                              # subnormal and tiny values too
+    coef = rng.standard_normal((200, 3))
+    for start, stop in ((0, 200), (37, 91), (5, 5)):
+        expected = "".join(
+            " ".join([repr(c) for c in coef[r].tolist()]
+                     + [f"{j + 1}:{v!r}" for j, v in zip(
+                         sv.indices[sv.indptr[r]:sv.indptr[r + 1]].tolist(),
+                         sv.data[sv.indptr[r]:sv.indptr[r + 1]].tolist())]) + "\n"
+            for r in range(start, stop))
+        text = format_sv_rows_ascii(coef[start:stop], sv.indptr[start:stop + 1].astype(np.int64),
+                                    sv.indices.astype(np.int32), sv.data)
+        assert text.tobytes().decode("ascii") == expected

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from budgetsvm import model as model_mod
+from budgetsvm import model as model_mod, model_io, threads
 from budgetsvm.errors import BsvmError, ModelFormatError
 from budgetsvm.model import KernelModel, KernelSpec, LinearModel
 from budgetsvm.model_io import FORMAT_VERSION, dumps_model, load_model, save_model
@@ -132,6 +132,26 @@ def test_native_round_trip_is_exact_and_byte_identical(tmp_path):
         save_model(loaded, str(path2))
         assert path.read_bytes() == path2.read_bytes()
         assert path.read_bytes() == dumps_model(m).encode("ascii")
+
+
+def test_weight_rows_written_block_by_block_by_threads_are_the_repr_lines(tmp_path):
+    # more rows than three formatting blocks: the threads format blocks while the main thread
+    # writes the ones before; the file must be the rows' repr lines in order, for any count
+    rng = np.random.default_rng(5)
+    n_features = 3 * model_io.WEIGHT_BLOCK_ROWS + 17
+    W = rng.standard_normal((3, n_features)) * 10.0 ** rng.integers(-20, 20, (3, n_features))
+    m = LinearModel([1, 2, 3], W, 1.0, [0.5, -0.25, 2.0], "ovr", "dcd", {"C": 1.0})
+    expected = "".join(" ".join(map(repr, row)) + "\n" for row in W.T.tolist())
+    expected += "0.5 -0.25 2.0\nend\n"
+    files = []
+    for n_threads in (1, 3):
+        path = tmp_path / f"n{n_threads}.model"
+        with threads.pool(n_threads):
+            save_model(m, str(path))
+        text = path.read_text()
+        assert text.endswith("\nw\n" + expected)
+        files.append(path.read_bytes())
+    assert files[0] == files[1] == dumps_model(m).encode("ascii")
 
 
 def test_native_header_layout():
