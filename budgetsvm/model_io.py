@@ -66,9 +66,9 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 # Writing
 # ---------------------------------------------------------------------------------------------
 
-# Lines of a linear model's weights (a few MB of text for 105 classes) and of a kernel model's
-# SVs formatted per block.
-WEIGHT_BLOCK_ROWS = 2048
+# Lines of a linear model's weights (about 1 MB of text for 105 classes) and of a kernel
+# model's SVs formatted per block.
+WEIGHT_BLOCK_ROWS = 1024
 SV_BLOCK_ROWS = 1024
 
 
@@ -279,7 +279,10 @@ def _formatted_blocks(n_rows, block_rows, format_block):
         return format_block(start, min(start + block_rows, n_rows))
     if threads.current_threads() > 1 and \
             threading.current_thread() is threading.main_thread():
-        with threads.ordered_map(block, starts) as formatted:
+        # one block formatted ahead per thread and one more: the writes keep up, and the
+        # text in flight stays a few MB at any thread count
+        with threads.ordered_map(block, starts, ahead=threads.current_threads() + 1) \
+                as formatted:
             yield from formatted
     else:
         yield from map(block, starts)
