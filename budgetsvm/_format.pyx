@@ -267,21 +267,30 @@ cdef Py_ssize_t write_double(double value, char* out) noexcept nogil:
     return pos + 2
 
 
+cdef inline Py_ssize_t _write_row(const double[:, :] values, Py_ssize_t r,
+                                  char* out) noexcept nogil:
+    """Write row r's values as repr writes them, separated by single spaces; return the
+    length."""
+    cdef Py_ssize_t c, pos = 0
+    for c in range(values.shape[1]):
+        if c > 0:
+            out[pos] = b' '
+            pos += 1
+        pos += write_double(values[r, c], out + pos)
+    return pos
+
+
 def format_rows_ascii(const double[:, :] values):
     """The rows of a 2-D array (any strides) as ASCII text lines in a uint8 array: the values
     of a row as repr writes them, separated by single spaces, each line ending with a newline.
     Runs without the GIL; the array can be written to a binary file as it is (no copy)."""
-    cdef Py_ssize_t n = values.shape[0], m = values.shape[1], r, c, pos = 0
+    cdef Py_ssize_t n = values.shape[0], m = values.shape[1], r, pos = 0
     buffer = np.empty(n * (m * (MAX_CHARS + 1) + 1), dtype=np.uint8)
     cdef unsigned char[::1] text = buffer
     cdef char* out = <char*>&text[0] if text.shape[0] > 0 else NULL
     with nogil:
         for r in range(n):
-            for c in range(m):
-                if c > 0:
-                    out[pos] = b' '
-                    pos += 1
-                pos += write_double(values[r, c], out + pos)
+            pos += _write_row(values, r, out + pos)
             out[pos] = b'\n'
             pos += 1
     return buffer[:pos]
@@ -313,18 +322,14 @@ def format_sv_rows_ascii(const double[:, :] coef, const int64_t[:] indptr,
     row i's coefficients, then " index:value" for its entries with 1-based indices, values
     and coefficients as repr writes them, each line ending with a newline. Runs without the
     GIL."""
-    cdef Py_ssize_t n = coef.shape[0], m = coef.shape[1], r, c, k, pos = 0
+    cdef Py_ssize_t n = coef.shape[0], m = coef.shape[1], r, k, pos = 0
     cdef Py_ssize_t nnz = indptr[n] - indptr[0] if n > 0 else 0
     buffer = np.empty(n * (m * (MAX_CHARS + 1) + 1) + nnz * (MAX_CHARS + 12), dtype=np.uint8)
     cdef unsigned char[::1] text = buffer
     cdef char* out = <char*>&text[0] if text.shape[0] > 0 else NULL
     with nogil:
         for r in range(n):
-            for c in range(m):
-                if c > 0:
-                    out[pos] = b' '
-                    pos += 1
-                pos += write_double(coef[r, c], out + pos)
+            pos += _write_row(coef, r, out + pos)
             for k in range(indptr[r], indptr[r + 1]):
                 out[pos] = b' '
                 pos += 1
