@@ -193,19 +193,6 @@ def iter_problem_chunks(path, zero_based=False, block_bytes=BLOCK_BYTES):
             yield _csr(b.labels, b.indptr, b.indices, b.values, b.max_index)
 
 
-def iter_text_blocks(path, block_bytes=BLOCK_BYTES):
-    """The unparsed blocks of whole lines of ``path``, for :func:`parse_chunk` (which may run
-    in another thread): iter_problem_chunks in two steps."""
-    return _text_blocks(path, block_bytes)
-
-
-def parse_chunk(path, text_block, zero_based=False):
-    """(X_chunk, y_chunk) of one block of iter_text_blocks, as iter_problem_chunks gives it,
-    or None for a block without data lines; raises the block's first DataFormatError."""
-    b = _parse_raw(path, text_block, 0 if zero_based else 1)
-    return _csr(b.labels, b.indptr, b.indices, b.values, b.max_index) if len(b.labels) else None
-
-
 def write_problem(stream, X, y):
     """Write (X, y) in the LIBSVM format with full precision (repr of floats) to a text stream."""
     X = sp.csr_matrix(X)

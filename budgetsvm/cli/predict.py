@@ -42,14 +42,10 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
     if probability == "0" and has_probability(model):
         info("notice: the model supports probability estimates; add -b 1 to write them", quiet)
 
-    def predict_block(text_block):
+    def predict_block(block):
         # One block of the test file: its output lines and how many it got right. The
-        # blocks are parsed and predicted in the worker threads while this thread reads (and
-        # decompresses) the next ones and writes the lines of those before.
-        chunk = io.parse_chunk(test_file, text_block, zero_based)
-        if chunk is None:
-            return "", 0, 0
-        X, y = chunk
+        # blocks are predicted in the worker threads while this thread reads the next ones.
+        X, y = block
         if probability == "1":
             # svm-predict -b 1: "predicted p1 ... pk" (%g), label = most probable class.
             P = predict_proba(model, X)
@@ -68,7 +64,8 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
         if probability == "1":
             out.write("labels" + "".join(" " + format_label(v) for v in model.labels.tolist())
                       + "\n")
-        blocks = io.iter_text_blocks(test_file, block_bytes=PREDICT_BLOCK_BYTES)
+        blocks = io.iter_problem_chunks(test_file, zero_based=zero_based,
+                                        block_bytes=PREDICT_BLOCK_BYTES)
         with threads.ordered_map(predict_block, blocks) as results:
             for text, right, rows in results:
                 out.write(text)
