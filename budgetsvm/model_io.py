@@ -77,7 +77,7 @@ def save_model(model, path, format="native"):
 
     Raises BsvmError when the model cannot be written in that format (non-integer labels for
     LIBSVM/LIBLINEAR files, a multi-class budgeted model as LIBSVM, non-finite values).
-    The file is written piece by piece as it is formatted: a linear model's weight rows in
+    The file is written piece by piece as it is formatted: weight rows or support vectors in
     blocks that the worker threads format while the calling thread writes those before.
     """
     with contextlib.closing(_model_pieces(model, format)) as pieces:
