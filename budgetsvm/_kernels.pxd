@@ -40,9 +40,9 @@ cdef extern from *:
     #include <stdint.h>
     #include <string.h>
     /* v[j] = exp(v[j]) for v[j] <= 709, within 3 ulp of the exact value (0 below -708, where
-       exp is subnormal or 0; the rbf kernel rows pass v <= 0, ACF's preferences
-       log p in [log p_min, log p_max]). Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, with ln2 split
-       so that k*LN2_HI is exact; exp(r) by its Taylor polynomial of degree 12 (truncation error
+       exp is subnormal or 0; the rbf kernel rows pass v <= 0, ACF's preferences log p in
+       [log p_min, log p_max]). Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, with ln2
+       split so that k*LN2_HI is exact; exp(r) by its Taylor polynomial of degree 12 (truncation error
        below 2e-16); 2^k built in the exponent bits. Branch-free, so that the compiler
        vectorises the loop: about 4x faster than calling libm's exp per entry. Plain IEEE
        arithmetic (no fused multiply-add, see setup.py): the same bits on every machine. */

@@ -239,20 +239,20 @@ def _native_pieces(model):
     out += [_param_line(name, model.params[name]) for name in sorted(model.params)]
     if linear:
         out.append("w")
-        sections = [(model.coef.T.shape[0], WEIGHT_BLOCK_ROWS,
-                     lambda start, stop: format_rows_ascii(model.coef.T[start:stop]))]
-        if model.bias >= 0:
-            sections.append((1, 1, lambda start, stop: format_rows_ascii(
-                model.bias_coef[None, :])))
+        rows = model.coef.T
+        body = (rows.shape[0], WEIGHT_BLOCK_ROWS,
+                lambda start, stop: format_rows_ascii(rows[start:stop]))
+        tail = [format_rows_ascii(model.bias_coef[None, :])] if model.bias >= 0 else []
     else:
         out.append("SV")
-        sections = [(model.n_sv, SV_BLOCK_ROWS, _sv_block_formatter(model.coef, model.sv))]
+        body = (model.n_sv, SV_BLOCK_ROWS, _sv_block_formatter(model.coef, model.sv))
+        tail = []
     header = ("\n".join(out) + "\n").encode("ascii")
 
     def pieces():
         yield header
-        for n_rows, block_rows, format_block in sections:
-            yield from _formatted_blocks(n_rows, block_rows, format_block)
+        yield from _formatted_blocks(*body)
+        yield from tail
         yield b"end\n"
     return pieces()
 
@@ -288,15 +288,13 @@ def _formatted_blocks(n_rows, block_rows, format_block):
         yield from map(block, starts)
 
 
-def _sv_lines(coef, sv, fmt_coef, fmt_pair, sep):
-    """One text line per SV: its coefficients, then its index:value pairs (1-based indices)."""
-    pairs = list(map(fmt_pair, (sv.indices + 1).tolist(), sv.data.tolist()))
+def _libsvm_sv_lines(coef, sv):
+    """LIBSVM's SV lines: the coefficients, then the index:value pairs (1-based indices), each
+    number followed by a space as LIBSVM writes them (features there with %.8g; here %.17g)."""
+    pairs = ["%d:%.17g " % pair for pair in zip((sv.indices + 1).tolist(), sv.data.tolist())]
     indptr = sv.indptr.tolist()
-    lines = []
-    for i, row in enumerate(coef.tolist()):
-        parts = [fmt_coef(c) for c in row] + pairs[indptr[i]:indptr[i + 1]]
-        lines.append(sep.join(parts))
-    return lines
+    return ["".join(["%.17g " % c for c in row] + pairs[indptr[i]:indptr[i + 1]])
+            for i, row in enumerate(coef.tolist())]
 
 
 def _int_labels(model, labels=None):
@@ -396,9 +394,7 @@ def _dump_libsvm(model):
         out.append("probB" + "".join(" %.17g" % v for v in model.prob_b.tolist()))
     out.append("nr_sv" + "".join(f" {v}" for v in nr_sv))
     out.append("SV")
-    # LIBSVM writes each number followed by a space (features there with %.8g; here %.17g).
-    out += [line + " " for line in _sv_lines(coef, sv, "%.17g".__mod__,
-                                                 lambda i, v: "%d:%.17g" % (i, v), " ")]
+    out += _libsvm_sv_lines(coef, sv)
     return "\n".join(out) + "\n"
 
 
