@@ -47,6 +47,9 @@ MAX_BLOCK_BYTES = 1 << 30
 # uses at most this many sampled rows, with a kernel block of at most STREAM_BLOCK_BYTES.
 STREAM_BLOCK_BYTES = 64 << 20
 STREAM_MAX_ROWS = 16384
+# The Newton method's rank updates gather this many rows of the kernel block at a time
+# (_ActiveSums): 2,048 rows of 500 SVs are 8 MB.
+UPDATE_ROWS = 2048
 # Blocks at least this large are allocated without numpy's request for transparent huge pages
 # (block_memory).
 SMALL_PAGES_BYTES = 4 << 20
@@ -173,31 +176,39 @@ class _ActiveSums:
         self.active = np.zeros(self.K.shape[0], dtype=bool)
 
     def _add(self, moves):
-        """Add sign·(the sums over rows) for each (rows, sign) of moves (boolean masks)."""
-        moves = [(rows, sign) for rows, sign in moves if rows.any()]
+        """Add sign·(the sums over rows) for each (rows, sign) of moves (boolean masks).
+
+        The rows are gathered UPDATE_ROWS at a time: the copies of their kernel rows (and
+        features) are then a few MB, where one copy of a first active set of half the rows was
+        as large as the kernel block itself."""
+        moves = [(np.flatnonzero(rows), sign) for rows, sign in moves if rows.any()]
         if not moves:
             return
         n_sv, r = self.T.shape
-        moved = sum(int(np.count_nonzero(rows)) for rows, _ in moves)
+        moved = sum(rows.size for rows, _ in moves)
         in_kernel_space = _update_in_kernel_space(moved, n_sv, r)
         # the rank updates go to a B × B sum mapped at the end, or straight to M
         target = np.zeros((n_sv, n_sv), order="F") if in_kernel_space else self.M
         for rows, sign in moves:
-            c = self.cost[rows]
-            cy = c * self.y[rows]
-            # the rows in the space of the rank update: kernel rows k_i or features z_i = Tᵀk_i
-            Z = self.K[rows] if in_kernel_space else self.K[rows] @ self.T
-            # sign Σ c_i z_i z_iᵀ as one rank-|rows| update (BLAS syrk, upper triangle); the
-            # transpose of the C-ordered rows is the Fortran-ordered matrix BLAS reads, no copy
-            target = _syrk(sign, (Z * np.sqrt(c)[:, None]).T, beta=1.0, c=target,
-                           overwrite_c=True)
-            m, q = c @ Z, cy @ Z
+            m, q = np.zeros(target.shape[0]), np.zeros(target.shape[0])
+            for start in range(0, rows.size, UPDATE_ROWS):
+                chunk = rows[start:start + UPDATE_ROWS]
+                c = self.cost[chunk]
+                # the rows in the space of the rank update: kernel rows k_i or z_i = Tᵀk_i
+                Z = self.K[chunk] if in_kernel_space else self.K[chunk] @ self.T
+                m += c @ Z
+                q += (c * self.y[chunk]) @ Z
+                # sign Σ c_i z_i z_iᵀ as a rank-|chunk| update (BLAS syrk, upper triangle);
+                # the transpose of the C-ordered rows is the Fortran-ordered matrix BLAS reads
+                Z *= np.sqrt(c)[:, None]
+                target = _syrk(sign, Z.T, beta=1.0, c=target, overwrite_c=True)
             if in_kernel_space:
                 m, q = m @ self.T, q @ self.T
+            c = self.cost[rows]
             self.m += sign * m
             self.q += sign * q
             self.s += sign * float(c.sum())
-            self.sy += sign * float(cy.sum())
+            self.sy += sign * float((c * self.y[rows]).sum())
         if in_kernel_space:
             self.M += self.T.T @ (_symmetric(target) @ self.T)
         else:

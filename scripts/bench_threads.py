@@ -152,10 +152,11 @@ def problem_sizes(path):
 
 def refit_work(rows, n_sv):
     """Bytes of the refit of one group or class (README, Threads): the kernel block of the
-    rows against the SVs and the Newton method's arrays of that size (the active rows' block,
-    their features and weighted features: up to 4 of them), and a few B × B matrices (the
-    SVs' kernel matrix, its eigenbasis, the Hessian)."""
-    return 4 * 8 * rows * n_sv + 6 * 8 * n_sv * n_sv
+    rows against the SVs, the Newton method's copies of a chunk of its rows (UPDATE_ROWS kernel
+    rows and their features), and a few B × B matrices (the SVs' kernel matrix, its eigenbasis,
+    the Hessian)."""
+    from budgetsvm.refit import UPDATE_ROWS
+    return 8 * rows * n_sv + 2 * 8 * min(rows, UPDATE_ROWS) * n_sv + 6 * 8 * n_sv * n_sv
 
 
 def build_tasks(tmp):
@@ -399,9 +400,8 @@ def report(results):
     body.append("Work arrays per part (README, Threads): a one-vs-rest problem of dcd, 73 bytes "
                 "per training row and the weight vector; a bsca model, its SV store (solve) or "
                 "its refit's arrays (refit), whichever is larger; a refit, the kernel block of "
-                "the rows against the 500 SVs and up to three more arrays of that size in the "
-                "Newton method (the active rows' block, their features and weighted features) "
-                "and six 500 × 500 matrices; a fold, a copy of its training rows plus its "
+                "the rows against the 500 SVs, the Newton method's copies of 2,048 of those "
+                "rows and their features, and six 500 × 500 matrices; a fold, a copy of its training rows plus its "
                 "training's work arrays (for bsgd its SV store and the refit's arrays); a "
                 "prediction block, two parsed 1 MiB blocks of text in flight, the dense copy "
                 "of 262 of those rows and their kernel block against the 1000 SVs.")

@@ -104,12 +104,15 @@ def test_landmark_basis_drops_duplicate_support_vectors():
 UPDATE_WAYS = {"cheaper": None, "kernel rows": lambda *_: True, "features": lambda *_: False}
 
 
+@pytest.mark.parametrize("update_rows", [refit.UPDATE_ROWS, 7])
 @pytest.mark.parametrize("way", UPDATE_WAYS)
-def test_active_sums_equal_the_sums_over_the_active_set(way, monkeypatch):
+def test_active_sums_equal_the_sums_over_the_active_set(way, update_rows, monkeypatch):
     """The sums kept up to date move by move (rows entering and leaving, sums afresh) against
-    numpy's sums over each active set, whichever way M is updated."""
+    numpy's sums over each active set, whichever way M is updated, and whether the moved rows
+    are gathered in one chunk or in chunks of 7 (with a last partial one)."""
     if UPDATE_WAYS[way] is not None:
         monkeypatch.setattr(refit, "_update_in_kernel_space", UPDATE_WAYS[way])
+    monkeypatch.setattr(refit, "UPDATE_ROWS", update_rows)
     rng = np.random.default_rng(4)
     n, n_sv, r = 300, 12, 9                  # r < B, as when eigenvalues are dropped
     K, T = rng.random((n, n_sv)), rng.normal(size=(n_sv, r))
