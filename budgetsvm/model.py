@@ -15,6 +15,8 @@ the lowest class index on ties.
 
 Prediction works on bounded blocks of test rows, so memory does not grow with the test size.
 """
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -34,6 +36,10 @@ MAX_CHUNK_ROWS = 8000
 MIN_CHUNK_ROWS = 64
 # Rows per block of a linear model's decision values when threads share the work.
 LINEAR_BLOCK_ROWS = 8192
+# Held while a kernel model computes its prediction cache (KernelModel._prepare): threads that
+# predict with a fresh model at the same time (bsvm-predict's blocks) compute it once, not one
+# copy of the dense SV matrix each.
+_PREPARE_LOCK = threading.Lock()
 
 
 def as_csr(X):
@@ -274,7 +280,7 @@ def sv_columns(sv):
     small, else CSR; their squared norms)."""
     sv = as_csr(sv)
     if sv.shape[0] * sv.shape[1] <= DENSE_SV_ENTRIES:
-        svT = np.ascontiguousarray(sv.T.toarray())
+        svT = sv.T.toarray(order="C")        # straight into C order: no second dense copy
     else:
         svT = sv.T.tocsr()
     return svT, row_sqnorms(sv)
@@ -410,15 +416,15 @@ class KernelModel:
     def _prepare(self):
         """Cache what every prediction block needs: SV' (dense when small), SV norms, and the
         coefficient matrix mapping kernel values to decision values."""
-        if self._prepared is not None:
+        prepared = self._prepared
+        if prepared is not None:
+            return prepared
+        with _PREPARE_LOCK:
+            if self._prepared is None:
+                svT, sv_sq = sv_columns(self.sv)
+                M = self._ovo_coefficients() if self.multiclass == "ovo" else self.coef
+                self._prepared = (svT, sv_sq, M)
             return self._prepared
-        svT, sv_sq = sv_columns(self.sv)
-        if self.multiclass == "ovo":
-            M = self._ovo_coefficients()
-        else:
-            M = self.coef
-        self._prepared = (svT, sv_sq, M)
-        return self._prepared
 
     def _ovo_coefficients(self):
         # Pair p = (i, j), i < j: SVs of class i use coefficient column j-1, SVs of class j

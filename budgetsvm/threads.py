@@ -207,6 +207,15 @@ class _Group:
         finally:
             _local.pool, _local.group, _local.index = saved
 
+    def release(self):
+        """Drop the items, the function and the results once the map is finished. A helper
+        submitted while every pool thread was busy (a nested map inside the items of an outer
+        one) waits in the executor's queue until a thread is free, holding this group: without
+        this, it would keep the map's arrays alive until then (every fold's kernel block
+        through a whole cross-validation). The late helper then finds nothing to claim."""
+        with self._cond:
+            self.items, self.function, self.results = (), None, None
+
     def _finished(self):
         return self._running == 0 and (
             self._next >= min(len(self.items), self.stop_from) or
@@ -249,11 +258,13 @@ def parallel_map(function, items):
     except BaseException as exc:                 # noqa: B902 - e.g. Ctrl-C while submitting
         group.interrupt(exc)
     group.wait()
-    if group.error is not None:
-        raise group.error
+    results, error = group.results, group.error
+    group.release()
+    if error is not None:
+        raise error
     if group.incomplete or _stopped(group.parent, group.parent_index):
         raise Cancelled()                 # an enclosing map stopped this one
-    return group.results
+    return results
 
 
 class ordered_map:

@@ -5,17 +5,21 @@ order) for the files of every solver, of cross-validation, of the probability mo
 prediction; the serial loop's exception for a failing part; the exit codes and the absence
 of any output file after Ctrl-C/SIGTERM for runs interrupted in their worker threads.
 """
+import gc
 import signal
 import subprocess
 import sys
 import threading
 import time
+import weakref
 from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from budgetsvm import threads
+from budgetsvm.model import KernelModel, KernelSpec
 from reference.data import write_libsvm
 
 BIN = Path(sys.executable).parent
@@ -216,6 +220,60 @@ def test_nested_maps_give_the_serial_results():
     with threads.pool(3):
         parallel = threads.parallel_map(outer, range(7))
     assert parallel == [outer(i) for i in range(7)]
+
+
+def test_a_finished_inner_map_holds_nothing_while_its_late_helper_waits():
+    # Both pool threads run outer items, so the helper that item 0's inner map submits waits
+    # in the executor's queue until the outer map ends. Once the inner map has returned, its
+    # function and items must be free (a cross-validation fold's kernel block used to stay
+    # alive until the last fold): the object that only the inner items refer to is collected.
+    class Payload:
+        pass
+
+    outer_done = threading.Event()
+    collected = []
+
+    def outer(i):
+        if i == 1:
+            outer_done.wait(60)           # keeps the second thread busy meanwhile
+            return i
+        try:
+            payload = Payload()
+            alive = weakref.ref(payload)
+            inner = threads.parallel_map(lambda item: isinstance(item, Payload), [payload] * 3)
+            assert inner == [True, True, True]
+            del payload
+            gc.collect()
+            collected.append(alive() is None)
+        finally:
+            outer_done.set()
+        return i
+
+    with threads.pool(2):
+        assert threads.parallel_map(outer, range(2)) == [0, 1]
+    assert collected == [True]
+
+
+def test_threads_that_predict_with_a_fresh_model_share_one_prediction_cache():
+    # bsvm-predict's first blocks reach a freshly loaded model in several threads at once:
+    # they must all get the one cache (dense SV matrix, norms), not one copy each.
+    rng = np.random.default_rng(0)
+    sv = sp.csr_matrix(rng.random((3000, 600)))
+    model = KernelModel([1.0, -1.0], KernelSpec("rbf", gamma=0.1), sv,
+                        rng.standard_normal((3000, 1)), np.zeros(1), "binary", "bsgd")
+    start = threading.Barrier(6)
+    caches = [None] * 6
+
+    def prepare(i):
+        start.wait(60)
+        caches[i] = model._prepare()
+    workers = [threading.Thread(target=prepare, args=(i,)) for i in range(6)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert all(cache is caches[0] for cache in caches)
+    assert np.array_equal(caches[0][0], sv.T.toarray())
 
 
 def _default_sigint():

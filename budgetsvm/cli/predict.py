@@ -66,7 +66,8 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
                       + "\n")
         blocks = io.iter_problem_chunks(test_file, zero_based=zero_based,
                                         block_bytes=PREDICT_BLOCK_BYTES)
-        with threads.ordered_map(predict_block, blocks) as results:
+        with threads.ordered_map(predict_block, blocks,
+                                 ahead=threads.current_threads() + 1) as results:
             for text, right, rows in results:
                 out.write(text)
                 correct += right
