@@ -208,13 +208,14 @@ class _Group:
             _local.pool, _local.group, _local.index = saved
 
     def release(self):
-        """Drop the items, the function and the results once the map is finished. A helper
-        submitted while every pool thread was busy (a nested map inside the items of an outer
-        one) waits in the executor's queue until a thread is free, holding this group: without
-        this, it would keep the map's arrays alive until then (every fold's kernel block
-        through a whole cross-validation). The late helper then finds nothing to claim."""
+        """Drop the items, the function, the results and the error (the caller has taken
+        them) once the map is finished. A helper submitted while every pool thread was busy
+        (a nested map inside the items of an outer one) waits in the executor's queue until a
+        thread is free, holding this group: without this, it would keep the map's arrays
+        alive until then (every fold's kernel block through a whole cross-validation). The
+        late helper then finds nothing to claim."""
         with self._cond:
-            self.items, self.function, self.results = (), None, None
+            self.items, self.function, self.results, self.error = (), None, None, None
 
     def _finished(self):
         return self._running == 0 and (
