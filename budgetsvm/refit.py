@@ -356,11 +356,39 @@ def refit_rows(n, n_sv, seed, max_bytes=None, max_rows=None):
     return np.sort(Random(seed).permutation(n)[:limit])
 
 
-def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=None):
+def training_errors(F, y):
+    """How many rows the decision values F (rows × columns, as a model's) classify wrongly, as
+    the model predicts: binary, f > 0 is label[0] (y = 0); 'argmax', the column of the largest
+    value (the first on ties)."""
+    predicted = (F[:, 0] <= 0.0).astype(y.dtype) if F.shape[1] == 1 else np.argmax(F, axis=1)
+    return int(np.count_nonzero(predicted != y))
+
+
+def _group_errors(F, y_index, columns, n_cols):
+    """training_errors of a refit group's decision values F (its columns): one column c is
+    class c against the rest (binary: label[0] against label[1]); several columns are the
+    model's classes among them (a row of another class counts as an error)."""
+    if len(columns) == 1:
+        return training_errors(F, np.where(y_index == (columns[0] if n_cols > 1 else 0), 0, 1))
+    position = np.full(n_cols, -1)
+    position[columns] = np.arange(len(columns))
+    return training_errors(F, position[y_index])
+
+
+def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=None,
+                keep_better_solver=True):
     """Replace the coefficients and offsets of a binary or 'argmax' KernelModel by the refit on
     its own support vectors, in place, and return info: refit_seconds, refit_iterations,
     refit_rows, refit_rank (per group), refit_converged, refit_objective (the optimal value of
-    the refit problem, summed over the decision columns).
+    the refit problem, summed over the decision columns), refit_kept_solver (the groups left
+    as the solver made them).
+
+    keep_better_solver: a group keeps the solver's coefficients and offsets when they classify
+    more of its rows correctly than the refit's (_group_errors; on a tie the refit wins), so
+    that a one-vs-rest model of bsca is the binary model of its class. The refit minimises the
+    squared hinge, whose large penalties on far misclassified rows can cost accuracy when few
+    support vectors must separate overlapping classes (skin_nonskin at B = 100,
+    docs/ALGORITHMS.md §9.7).
 
     X: canonical CSR training rows; y_index: class of every row (label order); class_cost[c] =
     C·w_c. groups: list of (support-vector row indices, decision columns) fitted together
@@ -414,20 +442,32 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
             if not np.all(np.isfinite(w)) or not np.isfinite(b):
                 raise TrainingDiverged("the refit on the support vectors gave non-finite "
                                        "coefficients; train with --polish none")
-            coef[sv_rows, c] = T @ w
-            rho[c] = -b
-            return newton
-        return rows, int(T.shape[1]), parallel_map(fit_column, columns)
+            return T @ w, -b, newton
+        fitted = parallel_map(fit_column, columns)
+        kept = False
+        if keep_better_solver:
+            # both models' decision values on the group's rows, from its kernel block
+            F_solver = K @ model.coef[np.ix_(sv_rows, columns)] - model.rho[columns]
+            F_refit = K @ np.column_stack([beta for beta, _, _ in fitted]) - \
+                np.array([offset for _, offset, _ in fitted])
+            kept = _group_errors(F_solver, yr, columns, n_cols) < \
+                _group_errors(F_refit, yr, columns, n_cols)
+        if not kept:                        # else the group's coefficients stay the solver's
+            for c, (beta, offset, _) in zip(columns, fitted):
+                coef[sv_rows, c] = beta
+                rho[c] = offset
+        return rows, int(T.shape[1]), [newton for _, _, newton in fitted], kept
 
     info = {"refit_iterations": 0, "refit_rows": n, "refit_rank": [], "refit_converged": True,
-            "refit_objective": 0.0}
+            "refit_objective": 0.0, "refit_kept_solver": 0}
     for result in parallel_map(fit_group, groups):      # summed in group order
         if result is None:
             continue
-        rows, rank, newtons = result
+        rows, rank, newtons, kept = result
         if rows is not None:
             info["refit_rows"] = int(rows.size)
         info["refit_rank"].append(rank)
+        info["refit_kept_solver"] += int(kept)
         for newton in newtons:
             info["refit_iterations"] += newton["iterations"]
             info["refit_objective"] += newton["objective"]

@@ -5,8 +5,11 @@ Oracles: the kernel block against numpy's kernel matrices; the finite Newton met
 generic quasi-Newton solve (scipy's L-BFGS-B) of the same problem, and of the reduced kernel
 problem in the coefficients β directly (which checks the change of variables β = T w); the
 optimality conditions written out in numpy; whole models against independent solves per
-decision column; `--polish none` against the solver core's own output.
+decision column; `--polish none` against the solver core's own output; the choice between the
+solver's model and the refit against the errors each makes on the training rows (the model's
+own predictions) and a generic solve of the refit.
 """
+import copy
 import subprocess
 import sys
 from pathlib import Path
@@ -15,12 +18,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from budgetsvm import bsca as bsca_module
 from budgetsvm import io, refit
 from budgetsvm.bsca import train_bsca
 from budgetsvm.bsgd import fit_bsgd, train_bsgd
 from budgetsvm.problem import class_weights
 from budgetsvm.labels import group_classes
-from budgetsvm.model import KernelSpec
+from budgetsvm.model import KernelModel, KernelSpec
 from budgetsvm.params import TrainParams
 from reference.data import random_csr
 from reference.kernels import kernel_entrywise
@@ -305,6 +309,82 @@ def test_refit_on_a_sample_solves_the_sampled_problem(monkeypatch):
     expected = independent_refit(model, X[rows], y_index[rows], np.full(150, 1.0), 0,
                                  np.arange(model.n_sv))
     np.testing.assert_allclose(model.decision_function(X[rows])[:, 0], expected, atol=1e-4)
+
+
+@pytest.mark.parametrize("multiclass", ["binary", "argmax"])
+def test_training_errors_count_the_rows_the_model_predicts_wrongly(multiclass):
+    rng = np.random.default_rng(11)
+    n_cols = 1 if multiclass == "binary" else 4
+    labels = np.array([3.0, -1.0]) if n_cols == 1 else np.array([2.0, 5.0, 7.0, 9.0])
+    X = sp.csr_matrix(rng.normal(size=(300, 3)))
+    model = KernelModel(labels, KernelSpec("rbf", 0.5), sp.csr_matrix(rng.normal(size=(8, 3))),
+                        rng.normal(size=(8, n_cols)), rng.normal(size=n_cols), multiclass,
+                        "bsgd")
+    y_index = rng.integers(0, len(labels), 300)
+    F = model.decision_function(X)
+    wrong = np.count_nonzero(model.predict(X) != labels[y_index])
+    assert refit.training_errors(F, y_index) == wrong
+    assert refit._group_errors(F, y_index, list(range(n_cols)), n_cols) == wrong
+    if n_cols > 1:                  # a one-vs-rest group: class c against the rest
+        for c in range(n_cols):
+            wrong_c = np.count_nonzero((F[:, c] > 0) != (y_index == c))
+            assert refit._group_errors(F[:, [c]], y_index, [c], n_cols) == wrong_c
+
+
+def outliers_on_the_positive_side():
+    """1-d rows: 100 positives in (0, 1], 100 negatives in [-1, 0) and 10 negatives at x = 20.
+    f(x) = x errs on the 10 outliers only; the squared hinge pays (1 + 20w + b)² for each of
+    them, which flattens its minimiser."""
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(0.05, 1, 100), rng.uniform(-1, -0.05, 100), np.full(10, 20.0)])
+    y_index = np.repeat([0, 1], [100, 110])                 # label[0] = +1
+    return sp.csr_matrix(x[:, None]), y_index
+
+
+@pytest.mark.parametrize("keep_better_solver", [True, False])
+def test_the_solver_model_is_kept_when_it_classifies_the_training_rows_better(
+        keep_better_solver):
+    X, y_index = outliers_on_the_positive_side()
+    model = KernelModel([1.0, -1.0], KernelSpec("linear"), sp.csr_matrix([[1.0]]),
+                        np.array([[1.0]]), np.zeros(1), "binary", "bsgd")
+    solver_errors = refit.training_errors(model.decision_function(X), y_index)
+    refit_values = independent_refit(model, X, y_index, np.ones(210), 0, [0])
+    refit_errors = np.count_nonzero((refit_values > 0) != (y_index == 0))
+    assert solver_errors == 10 and refit_errors > solver_errors
+    info = refit.refit_model(model, X, y_index, np.ones(2), seed=1,
+                             keep_better_solver=keep_better_solver)
+    assert info["refit_kept_solver"] == int(keep_better_solver)
+    if keep_better_solver:                      # the solver's model, untouched
+        assert model.coef.tolist() == [[1.0]] and model.rho.tolist() == [0.0]
+    else:                                       # the refit: the generic solve's values
+        np.testing.assert_allclose(model.decision_function(X)[:, 0], refit_values,
+                                   atol=1e-6)
+
+
+def test_default_training_keeps_the_better_of_the_solver_and_the_refit_on_skin(
+        shared_data, monkeypatch):
+    # skin_nonskin at B = 100 (bsca, seed 1): the squared-hinge refit on the 100 support
+    # vectors classifies fewer training rows correctly than bsca's own coefficients.
+    X, y = io.read_problem(shared_data("skin_nonskin.xz"))
+    labels, y_index = group_classes(y)
+    solver_models = []
+
+    def polish_a_copy_kept(model, *args, **kwargs):       # the real polish, its input kept
+        solver_models.append(copy.deepcopy(model))
+        return refit.polish_model(model, *args, **kwargs)
+    monkeypatch.setattr(bsca_module, "polish_model", polish_a_copy_kept)
+    params = TrainParams(solver="bsca", C=32.0, gamma=2 ** -7, budget=100, seed=1)
+    polished = train_bsca(X, y_index, labels, params)
+    solver = solver_models[0]
+    assert polished.train_info["refit_kept_solver"] == 1
+    np.testing.assert_array_equal(polished.sv.toarray(), solver.sv.toarray())
+    np.testing.assert_array_equal(polished.coef, solver.coef)
+    np.testing.assert_array_equal(polished.rho, solver.rho)
+    refitted = copy.deepcopy(solver)
+    refit.refit_model(refitted, X, y_index, np.full(2, 32.0), seed=1, keep_better_solver=False)
+    errors = [refit.training_errors(m.decision_function(X), y_index)
+              for m in (polished, refitted)]
+    assert errors[0] < errors[1]
 
 
 @pytest.mark.parametrize("solver", ["bsgd", "bsca"])
