@@ -356,23 +356,27 @@ def refit_rows(n, n_sv, seed, max_bytes=None, max_rows=None):
     return np.sort(Random(seed).permutation(n)[:limit])
 
 
-def training_errors(F, y):
+def training_errors(F, y, weights=None):
     """How many rows the decision values F (rows × columns, as a model's) classify wrongly, as
     the model predicts: binary, f > 0 is label[0] (y = 0); 'argmax', the column of the largest
-    value (the first on ties)."""
+    value (the first on ties). With weights (one per row), their sum over those rows instead."""
     predicted = (F[:, 0] <= 0.0).astype(y.dtype) if F.shape[1] == 1 else np.argmax(F, axis=1)
-    return int(np.count_nonzero(predicted != y))
+    wrong = predicted != y
+    if weights is None:
+        return int(np.count_nonzero(wrong))
+    return float(np.sum(weights[wrong]))
 
 
-def _group_errors(F, y_index, columns, n_cols):
+def _group_errors(F, y_index, columns, n_cols, weights=None):
     """training_errors of a refit group's decision values F (its columns): one column c is
     class c against the rest (binary: label[0] against label[1]); several columns are the
     model's classes among them (a row of another class counts as an error)."""
     if len(columns) == 1:
-        return training_errors(F, np.where(y_index == (columns[0] if n_cols > 1 else 0), 0, 1))
+        return training_errors(F, np.where(y_index == (columns[0] if n_cols > 1 else 0), 0, 1),
+                               weights)
     position = np.full(n_cols, -1)
     position[columns] = np.arange(len(columns))
-    return training_errors(F, position[y_index])
+    return training_errors(F, position[y_index], weights)
 
 
 def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=None,
@@ -383,12 +387,14 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
     the refit problem, summed over the decision columns), refit_kept_solver (the groups left
     as the solver made them).
 
-    keep_better_solver: a group keeps the solver's coefficients and offsets when they classify
-    more of its rows correctly than the refit's (_group_errors; on a tie the refit wins), so
-    that a one-vs-rest model of bsca is the binary model of its class. The refit minimises the
-    squared hinge, whose large penalties on far misclassified rows can cost accuracy when few
-    support vectors must separate overlapping classes (skin_nonskin at B = 100,
-    docs/ALGORITHMS.md §9.7).
+    keep_better_solver: True, False, or one bool per group: a group so marked keeps the solver's
+    coefficients and offsets when the rows they classify wrongly weigh less than the refit's
+    (_group_errors, each row weighted by its class's cost C·w_c as in both problems, so without
+    -wi the counts decide; on a tie the refit wins), so that a one-vs-rest model of bsca is the
+    binary model of its class. The refit minimises the squared hinge, whose large penalties on
+    far misclassified rows can cost accuracy when few support vectors must separate overlapping
+    classes (skin_nonskin at B = 100, docs/ALGORITHMS.md §9.7). polish_model marks the groups
+    whose budget was full (budget_was_full).
 
     X: canonical CSR training rows; y_index: class of every row (label order); class_cost[c] =
     C·w_c. groups: list of (support-vector row indices, decision columns) fitted together
@@ -408,6 +414,10 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
     n_cols = model.coef.shape[1]
     if groups is None:
         groups = [(np.arange(model.n_sv), list(range(n_cols)))]
+    if isinstance(keep_better_solver, (bool, np.bool_)):
+        keep_better_solver = [bool(keep_better_solver)] * len(groups)
+    if len(keep_better_solver) != len(groups):
+        raise ValueError("keep_better_solver needs one flag per refit group")
     cost_all = np.asarray(class_cost, dtype=np.float64)[y_index]
     coef = model.coef.copy()
     rho = model.rho.copy()
@@ -421,8 +431,9 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
             begun = count[0]
         on_iteration(begun)
 
-    def fit_group(group):
-        sv_rows, columns = np.asarray(group[0]), group[1]
+    def fit_group(group_and_check):
+        (sv_rows, columns), check_solver = group_and_check
+        sv_rows = np.asarray(sv_rows)
         if sv_rows.size == 0:
             return None
         rows = refit_rows(n, sv_rows.size, seed)
@@ -445,13 +456,13 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
             return T @ w, -b, newton
         fitted = parallel_map(fit_column, columns)
         kept = False
-        if keep_better_solver:
+        if check_solver:
             # both models' decision values on the group's rows, from its kernel block
             F_solver = K @ model.coef[np.ix_(sv_rows, columns)] - model.rho[columns]
             F_refit = K @ np.column_stack([beta for beta, _, _ in fitted]) - \
                 np.array([offset for _, offset, _ in fitted])
-            kept = _group_errors(F_solver, yr, columns, n_cols) < \
-                _group_errors(F_refit, yr, columns, n_cols)
+            kept = _group_errors(F_solver, yr, columns, n_cols, cr) < \
+                _group_errors(F_refit, yr, columns, n_cols, cr)
         if not kept:                        # else the group's coefficients stay the solver's
             for c, (beta, offset, _) in zip(columns, fitted):
                 coef[sv_rows, c] = beta
@@ -460,7 +471,7 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
 
     info = {"refit_iterations": 0, "refit_rows": n, "refit_rank": [], "refit_converged": True,
             "refit_objective": 0.0, "refit_kept_solver": 0}
-    for result in parallel_map(fit_group, groups):      # summed in group order
+    for result in parallel_map(fit_group, list(zip(groups, keep_better_solver))):  # in order
         if result is None:
             continue
         rows, rank, newtons, kept = result
@@ -479,6 +490,16 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
     return info
 
 
+def budget_was_full(train_info):
+    """One flag per refit group (one-vs-rest bsca: per class model, from train_info's
+    per_model; else the one model): did budget maintenance run? Only then is the solver's model
+    a budgeted approximation that may classify better than the refit (docs/ALGORITHMS.md §9.7).
+    Below the budget the solver kept every row it stepped on and can fit the training rows as
+    closely as its kernel allows, so fewer training errors no longer mean a better classifier."""
+    return [info.get("n_maintenance", 0) > 0
+            for info in train_info.get("per_model", [train_info])]
+
+
 def polish_model(model, X, y_index, class_cost, params, groups=None, on_iteration=None):
     """Apply params.polish to a model fresh from bsgd or bsca (in place): 'refit' refits its
     coefficients and offsets (refit_model) and records it in model.params and train_info;
@@ -488,7 +509,8 @@ def polish_model(model, X, y_index, class_cost, params, groups=None, on_iteratio
     from budgetsvm.model_io import ensure_finite
     ensure_finite(model)                   # a diverged iterate has nothing to refit
     info = refit_model(model, X, y_index, class_cost, int(params.seed), groups=groups,
-                       on_iteration=on_iteration)
+                       on_iteration=on_iteration,
+                       keep_better_solver=budget_was_full(model.train_info))
     model.params["polish"] = params.polish
     model.train_info.update(info)
     return model

@@ -19,6 +19,7 @@ import pytest
 import scipy.sparse as sp
 
 from budgetsvm import bsca as bsca_module
+from budgetsvm import bsgd as bsgd_module
 from budgetsvm import io, refit
 from budgetsvm.bsca import train_bsca
 from budgetsvm.bsgd import fit_bsgd, train_bsgd
@@ -324,6 +325,9 @@ def test_training_errors_count_the_rows_the_model_predicts_wrongly(multiclass):
     F = model.decision_function(X)
     wrong = np.count_nonzero(model.predict(X) != labels[y_index])
     assert refit.training_errors(F, y_index) == wrong
+    weights = rng.uniform(0.1, 5.0, 300)         # with weights: the sum over the wrong rows
+    assert refit.training_errors(F, y_index, weights) == pytest.approx(
+        weights[model.predict(X) != labels[y_index]].sum(), rel=1e-12)
     assert refit._group_errors(F, y_index, list(range(n_cols)), n_cols) == wrong
     if n_cols > 1:                  # a one-vs-rest group: class c against the rest
         for c in range(n_cols):
@@ -359,6 +363,69 @@ def test_the_solver_model_is_kept_when_it_classifies_the_training_rows_better(
     else:                                       # the refit: the generic solve's values
         np.testing.assert_allclose(model.decision_function(X)[:, 0], refit_values,
                                    atol=1e-6)
+
+
+def test_class_costs_weigh_the_errors_that_decide():
+    # negatives at cost 100: f = x errs on the 10 outlying negatives (weight 1,000); the refit
+    # errs on more rows, but on positives (cost 1 each), so the refit stays
+    X, y_index = outliers_on_the_positive_side()
+    cost = np.array([1.0, 100.0])[y_index]
+    model = KernelModel([1.0, -1.0], KernelSpec("linear"), sp.csr_matrix([[1.0]]),
+                        np.array([[1.0]]), np.zeros(1), "binary", "bsgd")
+    refit_values = independent_refit(model, X, y_index, cost, 0, [0])
+    refit_wrong = (refit_values > 0) != (y_index == 0)
+    assert refit_wrong.sum() > 10 and cost[refit_wrong].sum() < 10 * 100.0
+    info = refit.refit_model(model, X, y_index, np.array([1.0, 100.0]), seed=1)
+    assert info["refit_kept_solver"] == 0
+    np.testing.assert_allclose(model.decision_function(X)[:, 0], refit_values, atol=1e-6)
+
+
+def noisy_blobs(n_classes, seed=0):
+    """Overlapping Gaussian blobs (sd 20 around centres in [-10, 10]²), 50 rows per class: at
+    γ = 0.5 every kernel value between two rows is nearly 0, so a solver below its budget
+    fits every training row through its own coefficient."""
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(-10, 10, size=(n_classes, 2))
+    y = np.repeat(np.arange(n_classes, dtype=np.float64), 50)
+    return sp.csr_matrix(centres[y.astype(int)] + rng.normal(scale=20.0, size=(y.size, 2))), y
+
+
+@pytest.mark.parametrize("solver", ["bsgd", "bsca"])
+def test_a_model_below_its_budget_is_the_refit_whatever_its_training_errors(solver,
+                                                                          monkeypatch):
+    # class 0 at cost 1,000, class 1 at 1e-4: the refit moves its offset towards class 0 and
+    # errs on class 1's rows; the solver, below its budget, has a coefficient on nearly every
+    # row and fewer (weighted) training errors, yet the refit, the weighted problem's
+    # solution, stays
+    X, y = noisy_blobs(2)
+    labels, y_index = group_classes(y)
+    module = bsca_module if solver == "bsca" else bsgd_module
+    solver_models = []
+
+    def polish_a_copy_kept(model, *args, **kwargs):       # the real polish, its input kept
+        solver_models.append(copy.deepcopy(model))
+        return refit.polish_model(model, *args, **kwargs)
+    monkeypatch.setattr(module, "polish_model", polish_a_copy_kept)
+    params = TrainParams(solver=solver, C=1.0, gamma=0.5, budget=500, seed=1,
+                         class_weights={0.0: 1000.0, 1.0: 1e-4})
+    model = (train_bsca if solver == "bsca" else train_bsgd)(X, y_index, labels, params)
+    assert model.train_info["n_maintenance"] == 0
+    assert model.train_info["refit_kept_solver"] == 0
+    cost = params.C * class_weights(labels, params)[y_index]
+    # the refit's optimality: a zero gradient of the convex reduced problem, and a value no
+    # worse than a generic solver's (L-BFGS stops early here, with costs from 1e-4 to 1,000)
+    K_xS = model.kernel.kernel_matrix(X, model.sv)
+    K_SS = model.kernel.kernel_matrix(model.sv, model.sv)
+    signs = np.where(y_index == 0, 1.0, -1.0)
+    value, gradient = reduced_objective(np.append(model.coef[:, 0], -model.rho[0]), K_xS, K_SS,
+                                        signs, cost)
+    assert np.abs(gradient).max() < 1e-8
+    assert value <= reduced_refit(K_xS, K_SS, signs, cost)[2] + 1e-12
+    # the solver's model would have won on weighted training errors alone
+    solver = solver_models[0]
+    assert refit.training_errors(solver.decision_function(X), y_index, cost) < \
+        refit.training_errors(model.decision_function(X), y_index, cost)
+    assert refit.budget_was_full(model.train_info) == [False]
 
 
 def test_default_training_keeps_the_better_of_the_solver_and_the_refit_on_skin(
