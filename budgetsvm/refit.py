@@ -414,8 +414,8 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
     n_cols = model.coef.shape[1]
     if groups is None:
         groups = [(np.arange(model.n_sv), list(range(n_cols)))]
-    if isinstance(keep_better_solver, (bool, np.bool_)):
-        keep_better_solver = [bool(keep_better_solver)] * len(groups)
+    if isinstance(keep_better_solver, bool):
+        keep_better_solver = [keep_better_solver] * len(groups)
     if len(keep_better_solver) != len(groups):
         raise ValueError("keep_better_solver needs one flag per refit group")
     cost_all = np.asarray(class_cost, dtype=np.float64)[y_index]

@@ -365,6 +365,18 @@ def test_the_solver_model_is_kept_when_it_classifies_the_training_rows_better(
                                    atol=1e-6)
 
 
+def keep_solver_models(monkeypatch, solver_module):
+    """The list into which the real polish of solver_module's training puts a copy of each
+    model it receives (the solver's own, before the refit)."""
+    solver_models = []
+
+    def polish_a_copy_kept(model, *args, **kwargs):
+        solver_models.append(copy.deepcopy(model))
+        return refit.polish_model(model, *args, **kwargs)
+    monkeypatch.setattr(solver_module, "polish_model", polish_a_copy_kept)
+    return solver_models
+
+
 def test_class_costs_weigh_the_errors_that_decide():
     # negatives at cost 100: f = x errs on the 10 outlying negatives (weight 1,000); the refit
     # errs on more rows, but on positives (cost 1 each), so the refit stays
@@ -399,13 +411,8 @@ def test_a_model_below_its_budget_is_the_refit_whatever_its_training_errors(solv
     # solution, stays
     X, y = noisy_blobs(2)
     labels, y_index = group_classes(y)
-    module = bsca_module if solver == "bsca" else bsgd_module
-    solver_models = []
-
-    def polish_a_copy_kept(model, *args, **kwargs):       # the real polish, its input kept
-        solver_models.append(copy.deepcopy(model))
-        return refit.polish_model(model, *args, **kwargs)
-    monkeypatch.setattr(module, "polish_model", polish_a_copy_kept)
+    solver_models = keep_solver_models(monkeypatch, bsca_module if solver == "bsca" else
+                                       bsgd_module)
     params = TrainParams(solver=solver, C=1.0, gamma=0.5, budget=500, seed=1,
                          class_weights={0.0: 1000.0, 1.0: 1e-4})
     model = (train_bsca if solver == "bsca" else train_bsgd)(X, y_index, labels, params)
@@ -434,12 +441,7 @@ def test_default_training_keeps_the_better_of_the_solver_and_the_refit_on_skin(
     # vectors classifies fewer training rows correctly than bsca's own coefficients.
     X, y = io.read_problem(shared_data("skin_nonskin.xz"))
     labels, y_index = group_classes(y)
-    solver_models = []
-
-    def polish_a_copy_kept(model, *args, **kwargs):       # the real polish, its input kept
-        solver_models.append(copy.deepcopy(model))
-        return refit.polish_model(model, *args, **kwargs)
-    monkeypatch.setattr(bsca_module, "polish_model", polish_a_copy_kept)
+    solver_models = keep_solver_models(monkeypatch, bsca_module)
     params = TrainParams(solver="bsca", C=32.0, gamma=2 ** -7, budget=100, seed=1)
     polished = train_bsca(X, y_index, labels, params)
     solver = solver_models[0]
