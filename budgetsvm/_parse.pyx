@@ -44,6 +44,23 @@ cdef inline bint ends_token(unsigned char c) noexcept nogil:
     return is_space(c) or c == b'\n' or c == b'#'
 
 
+def count_lines(const unsigned char[::1] buf, Py_ssize_t length):
+    """(newlines, colons) in buf[:length], in one pass without the GIL.
+
+    The reader sizes a block's arrays from these counts before parsing it (a row per line, an
+    index:value pair per colon at most). bytes.count would scan the block twice holding the
+    GIL, which on a 200 MB file took a fifth of the parse and kept the other threads waiting."""
+    cdef const unsigned char* p = &buf[0] if buf.shape[0] else NULL
+    cdef Py_ssize_t i, newlines = 0, colons = 0
+    if length > buf.shape[0]:
+        raise ValueError("length exceeds the buffer")
+    with nogil:
+        for i in range(length):
+            newlines += p[i] == b'\n'
+            colons += p[i] == b':'
+    return newlines, colons
+
+
 def parse_block(const unsigned char[::1] buf, double[::1] labels, int64_t[::1] indptr,
                 int32_t[::1] indices, double[::1] values, int64_t nnz_start, int index_offset):
     """Parse buf (which must end with b'\\n') into the output arrays.

@@ -95,7 +95,7 @@ def _text_blocks(path, block_bytes):
                 cut += 1
             carry = data[cut:]
             yield data, cut, line_no
-            line_no += data.count(b"\n", 0, cut)
+            line_no += _parse.count_lines(data, cut)[0]
             del data
             if at_end:
                 return
@@ -113,8 +113,7 @@ def _parse_raw(path, raw, offset):
 
 def _parse_buffer(path, buf, length, line_no, offset):
     """Parse the whole lines buf[:length] (without copying them)."""
-    n_lines = buf.count(b"\n", 0, length)
-    max_nnz = buf.count(b":", 0, length)
+    n_lines, max_nnz = _parse.count_lines(buf, length)
     block = _Block()
     block.labels = np.empty(n_lines, dtype=np.float64)
     block.indptr = np.zeros(n_lines + 1, dtype=np.int64)

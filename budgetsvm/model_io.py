@@ -635,8 +635,8 @@ class _Reader:
         blocks = []
 
         def parse(buf, cut, done):
-            indptr = np.zeros(min(buf.count(b"\n", 0, cut), count - done) + 1, dtype=np.int64)
-            pairs = buf.count(b":", 0, cut)
+            lines, pairs = _parse.count_lines(buf, cut)
+            indptr = np.zeros(min(lines, count - done) + 1, dtype=np.int64)
             indices, values = np.empty(pairs, dtype=np.int32), np.empty(pairs, dtype=np.float64)
             rows, used, nnz, ok, _ = _parse.parse_sv_rows(memoryview(buf)[:cut], coef, done,
                                                           indptr, indices, values)

@@ -6,6 +6,8 @@ import lzma
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from budgetsvm.errors import DataFormatError
 from budgetsvm.io import iter_problem_chunks, read_problem, write_problem
@@ -249,3 +251,15 @@ def test_threads_report_a_truncated_stream(tmp_path, monkeypatch):
     monkeypatch.setattr(io, "READ_BLOCK_BYTES", 4096)
     with threads.pool(2), pytest.raises(DataFormatError, match="compressed"):
         read_problem(path)
+
+
+@given(st.binary(max_size=300), st.data())
+def test_count_lines_counts_as_bytes_count(buf, data):
+    # The compiled counter that sizes each block's arrays, against Python's own bytes.count on
+    # every prefix length (a block is parsed up to its last newline, not to its end).
+    from budgetsvm import _parse
+    length = data.draw(st.integers(0, len(buf)))
+    assert _parse.count_lines(buf, length) == (buf.count(b"\n", 0, length),
+                                               buf.count(b":", 0, length))
+    with pytest.raises(ValueError):
+        _parse.count_lines(buf, len(buf) + 1)
