@@ -16,6 +16,7 @@ compares every form with ``repr``.
 import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
+from libc.stdio cimport snprintf
 from libc.string cimport memcpy
 
 cdef extern from *:
@@ -267,12 +268,25 @@ cdef Py_ssize_t write_double(double value, char* out) noexcept nogil:
     return pos + 2
 
 
-cdef inline Py_ssize_t _write_row(const double[:, :] values, Py_ssize_t r,
-                                  char* out) noexcept nogil:
-    """Write row r's values as repr writes them, separated by single spaces; return the
-    length."""
+cdef inline Py_ssize_t write_printf_g17(double value, char* out) noexcept nogil:
+    """Write value as C's printf (and Python's %-operator) write "%.17g" (the LIBSVM and
+    LIBLINEAR model files' numbers, at most 24 bytes); return the length. out must have room
+    for one more byte (snprintf's terminator, which the next character overwrites)."""
+    return snprintf(out, 25, "%.17g", value)
+
+
+cdef inline Py_ssize_t _write_row(const double[:, :] values, Py_ssize_t r, char* out,
+                                  bint printf_g17) noexcept nogil:
+    """Write row r's values; return the length. As repr writes them, separated by single
+    spaces; or (printf_g17) each as "%.17g " (followed by a space, as LIBSVM and LIBLINEAR
+    write their rows)."""
     cdef Py_ssize_t c, pos = 0
     for c in range(values.shape[1]):
+        if printf_g17:
+            pos += write_printf_g17(values[r, c], out + pos)
+            out[pos] = b' '
+            pos += 1
+            continue
         if c > 0:
             out[pos] = b' '
             pos += 1
@@ -280,17 +294,18 @@ cdef inline Py_ssize_t _write_row(const double[:, :] values, Py_ssize_t r,
     return pos
 
 
-def format_rows_ascii(const double[:, :] values):
+def format_rows_ascii(const double[:, :] values, bint printf_g17=False):
     """The rows of a 2-D array (any strides) as ASCII text lines in a uint8 array: the values
     of a row as repr writes them, separated by single spaces, each line ending with a newline.
-    Runs without the GIL; the array can be written to a binary file as it is (no copy)."""
+    With printf_g17, each value as "%.17g " instead (LIBLINEAR's weight lines). Runs without
+    the GIL; the array can be written to a binary file as it is (no copy)."""
     cdef Py_ssize_t n = values.shape[0], m = values.shape[1], r, pos = 0
     buffer = np.empty(n * (m * (MAX_CHARS + 1) + 1), dtype=np.uint8)
     cdef unsigned char[::1] text = buffer
     cdef char* out = <char*>&text[0] if text.shape[0] > 0 else NULL
     with nogil:
         for r in range(n):
-            pos += _write_row(values, r, out + pos)
+            pos += _write_row(values, r, out + pos, printf_g17)
             out[pos] = b'\n'
             pos += 1
     return buffer[:pos]
@@ -317,11 +332,13 @@ cdef inline Py_ssize_t _write_index(int64_t value, char* out) noexcept nogil:
 
 
 def format_sv_rows_ascii(const double[:, :] coef, const int64_t[:] indptr,
-                         const int32_t[:] indices, const double[:] values):
+                         const int32_t[:] indices, const double[:] values,
+                         bint printf_g17=False):
     """The native format's SV lines of a CSR matrix of SVs (0-based indices) in a uint8 array:
     row i's coefficients, then " index:value" for its entries with 1-based indices, values
-    and coefficients as repr writes them, each line ending with a newline. Runs without the
-    GIL."""
+    and coefficients as repr writes them, each line ending with a newline. With printf_g17,
+    LIBSVM's SV lines instead: each coefficient as "%.17g " and each entry as "index:%.17g "
+    (every number followed by a space). Runs without the GIL."""
     cdef Py_ssize_t n = coef.shape[0], m = coef.shape[1], r, k, pos = 0
     cdef Py_ssize_t nnz = indptr[n] - indptr[0] if n > 0 else 0
     buffer = np.empty(n * (m * (MAX_CHARS + 1) + 1) + nnz * (MAX_CHARS + 12), dtype=np.uint8)
@@ -329,21 +346,28 @@ def format_sv_rows_ascii(const double[:, :] coef, const int64_t[:] indptr,
     cdef char* out = <char*>&text[0] if text.shape[0] > 0 else NULL
     with nogil:
         for r in range(n):
-            pos += _write_row(coef, r, out + pos)
+            pos += _write_row(coef, r, out + pos, printf_g17)
             for k in range(indptr[r], indptr[r + 1]):
-                out[pos] = b' '
-                pos += 1
+                if not printf_g17:
+                    out[pos] = b' '
+                    pos += 1
                 pos += _write_index(<int64_t>indices[k] + 1, out + pos)
                 out[pos] = b':'
                 pos += 1
-                pos += write_double(values[k], out + pos)
+                if printf_g17:
+                    pos += write_printf_g17(values[k], out + pos)
+                    out[pos] = b' '
+                    pos += 1
+                else:
+                    pos += write_double(values[k], out + pos)
             out[pos] = b'\n'
             pos += 1
     return buffer[:pos]
 
 
-def format_double(double value):
-    """repr(value), computed by write_double (for tests)."""
+def format_double(double value, bint printf_g17=False):
+    """repr(value) computed by write_double, or "%.17g" % value by write_printf_g17 (for
+    tests)."""
     cdef char out[32]
-    cdef Py_ssize_t n = write_double(value, out)
+    cdef Py_ssize_t n = write_printf_g17(value, out) if printf_g17 else write_double(value, out)
     return out[:n].decode("ascii")

@@ -107,15 +107,23 @@ def _model_pieces(model, format):
         if not isinstance(model, LinearModel):
             raise BsvmError("the liblinear model format holds linear models only; "
                             "write kernel models in the native or libsvm format")
-        return _one_piece(_dump_liblinear(model))
+        return _liblinear_pieces(model)
     if not isinstance(model, KernelModel):
         raise BsvmError("the libsvm model format holds kernel models only; "
                         "write linear models in the native or liblinear format")
-    return _one_piece(_dump_libsvm(model))
+    return _libsvm_pieces(model)
 
 
-def _one_piece(text):
-    yield text.encode("ascii")
+def _pieces(header, body, tail=()):
+    """The file's pieces: the header lines (formatted already, so that their checks have run),
+    then the body's rows block by block (_formatted_blocks), then the tail's pieces."""
+    header = ("\n".join(header) + "\n").encode("ascii")
+
+    def pieces():
+        yield header
+        yield from _formatted_blocks(*body)
+        yield from tail
+    return pieces()
 
 
 def check_format(format, solver, labels=None):
@@ -247,24 +255,18 @@ def _native_pieces(model):
         out.append("SV")
         body = (model.n_sv, SV_BLOCK_ROWS, _sv_block_formatter(model.coef, model.sv))
         tail = []
-    header = ("\n".join(out) + "\n").encode("ascii")
-
-    def pieces():
-        yield header
-        yield from _formatted_blocks(*body)
-        yield from tail
-        yield b"end\n"
-    return pieces()
+    return _pieces(out, body, tail + [b"end\n"])
 
 
-def _sv_block_formatter(coef, sv):
-    """format_block(start, stop): the native SV lines of SVs start..stop-1, "c1 ... ck i:v
-    ..." with 1-based indices, everything as repr writes it."""
+def _sv_block_formatter(coef, sv, printf_g17=False):
+    """format_block(start, stop): the SV lines of SVs start..stop-1 with 1-based indices: the
+    native format's "c1 ... ck i:v ..." with everything as repr writes it, or (printf_g17)
+    LIBSVM's, every number as "%.17g " (LIBSVM writes features with %.8g; here %.17g)."""
     indptr = np.ascontiguousarray(sv.indptr, dtype=np.int64)
     indices = np.ascontiguousarray(sv.indices, dtype=np.int32)
     values = np.ascontiguousarray(sv.data, dtype=np.float64)
     return lambda start, stop: format_sv_rows_ascii(coef[start:stop], indptr[start:stop + 1],
-                                                    indices, values)
+                                                    indices, values, printf_g17)
 
 
 def _formatted_blocks(n_rows, block_rows, format_block):
@@ -288,15 +290,6 @@ def _formatted_blocks(n_rows, block_rows, format_block):
         yield from map(block, starts)
 
 
-def _libsvm_sv_lines(coef, sv):
-    """LIBSVM's SV lines: the coefficients, then the index:value pairs (1-based indices), each
-    number followed by a space as LIBSVM writes them (features there with %.8g; here %.17g)."""
-    pairs = ["%d:%.17g " % pair for pair in zip((sv.indices + 1).tolist(), sv.data.tolist())]
-    indptr = sv.indptr.tolist()
-    return ["".join(["%.17g " % c for c in row] + pairs[indptr[i]:indptr[i + 1]])
-            for i, row in enumerate(coef.tolist())]
-
-
 def _int_labels(model, labels=None):
     labels = model.labels if labels is None else labels
     check_integer_labels(labels.tolist())
@@ -306,7 +299,9 @@ def _int_labels(model, labels=None):
 
 
 def _liblinear_layout(model):
-    """(solver_type, labels, weight rows) written for a linear model, as LIBLINEAR lays them out.
+    """(solver_type, labels, coef, bias_coef) written for a linear model, as LIBLINEAR lays
+    them out: the weight rows are coef's columns (one per feature), then bias_coef if the
+    model has a bias feature.
 
     Arg-max models (Weston-Watkins, and one-vs-rest with two classes) are written as MCSVM_CS,
     the only LIBLINEAR solver that predicts by arg-max over k columns. For two classes, however,
@@ -338,28 +333,25 @@ def _liblinear_layout(model):
             d, db = coef[1] - coef[0], bias_coef[1] - bias_coef[0]
             labels = labels[::-1]
         coef, bias_coef = np.vstack([d, -d]), np.array([db, -db])
-    rows = coef.T.tolist()
-    if model.bias >= 0:
-        rows.append(bias_coef.tolist())
-    return solver, labels, rows
+    return solver, labels, coef, bias_coef
 
 
-def _dump_liblinear(model):
-    solver, labels, rows = _liblinear_layout(model)
-    nr_w = len(rows[0]) if rows else (2 if solver == "MCSVM_CS" and model.n_classes == 2
-                                      else model.nr_w)
-    out = [f"solver_type {solver}",
-           f"nr_class {model.n_classes}",
-           _int_labels(model, labels),
-           f"nr_feature {model.n_features}",
-           "bias %.17g" % model.bias,
-           "w"]
-    fmt = "%.17g " * nr_w
-    out += [fmt % tuple(row) for row in rows]
-    return "\n".join(out) + "\n"
+def _liblinear_pieces(model):
+    solver, labels, coef, bias_coef = _liblinear_layout(model)
+    header = [f"solver_type {solver}",
+              f"nr_class {model.n_classes}",
+              _int_labels(model, labels),
+              f"nr_feature {model.n_features}",
+              "bias %.17g" % model.bias,
+              "w"]
+    rows = coef.T
+    body = (rows.shape[0], WEIGHT_BLOCK_ROWS,
+            lambda start, stop: format_rows_ascii(rows[start:stop], printf_g17=True))
+    tail = [format_rows_ascii(bias_coef[None, :], printf_g17=True)] if model.bias >= 0 else []
+    return _pieces(header, body, tail)
 
 
-def _dump_libsvm(model):
+def _libsvm_pieces(model):
     if model.multiclass == "argmax":
         raise BsvmError("a multi-class budgeted kernel model (one coefficient per class and "
                         "arg-max prediction) cannot be written in LIBSVM's one-vs-one layout; "
@@ -394,8 +386,8 @@ def _dump_libsvm(model):
         out.append("probB" + "".join(" %.17g" % v for v in model.prob_b.tolist()))
     out.append("nr_sv" + "".join(f" {v}" for v in nr_sv))
     out.append("SV")
-    out += _libsvm_sv_lines(coef, sv)
-    return "\n".join(out) + "\n"
+    return _pieces(out, (model.n_sv, SV_BLOCK_ROWS,
+                         _sv_block_formatter(coef, sv, printf_g17=True)))
 
 
 # ---------------------------------------------------------------------------------------------

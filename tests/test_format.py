@@ -1,10 +1,12 @@
 """budgetsvm._format writes doubles exactly as Python's repr(float) does (the oracle): the
-shortest string that reads back as the same double, nearest on ties, in CPython's layout."""
+shortest string that reads back as the same double, nearest on ties, in CPython's layout; and,
+for LIBSVM and LIBLINEAR model files, exactly as Python's "%.17g" % x does."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from budgetsvm._format import format_double, format_rows, format_sv_rows_ascii
+from budgetsvm._format import (format_double, format_rows, format_rows_ascii,
+                               format_sv_rows_ascii)
 
 
 def same_as_repr(values):
@@ -77,4 +79,38 @@ def test_sv_rows_are_coefficients_then_one_based_pairs_as_repr():
             for r in range(start, stop))
         text = format_sv_rows_ascii(coef[start:stop], sv.indptr[start:stop + 1].astype(np.int64),
                                     sv.indices.astype(np.int32), sv.data)
+        assert text.tobytes().decode("ascii") == expected
+
+
+def test_printf_g17_is_pythons_percent_format():
+    # the LIBSVM/LIBLINEAR files' numbers: every exponent and mantissa pattern, both signs,
+    # signed zeros, subnormals, the extremes and the switches to exponent notation
+    rng = np.random.default_rng(17)
+    bits = rng.integers(0, 2 ** 64, 200_000, dtype=np.uint64)
+    values = bits.view(np.float64)
+    special = [0.0, -0.0, 0.1, 1e-4, 1e-5, 1e16, 1e17, 123456789012345678.0, 5e-324,
+               2.2250738585072014e-308, 1.7976931348623157e308, -2.0 ** 63]
+    for value in special + values[np.isfinite(values)].tolist():
+        assert format_double(value, printf_g17=True) == "%.17g" % value
+
+
+def test_printf_g17_rows_are_liblinear_and_libsvm_lines():
+    # LIBLINEAR's weight lines and LIBSVM's SV lines: every number followed by a space
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((300, 7)) * np.where(rng.random((300, 7)) < 0.5, 0.0, 1e-3)
+    for rows in (W, W.T, W[::3, 1:5], np.zeros((0, 4))):
+        assert format_rows_ascii(rows, printf_g17=True).tobytes().decode("ascii") == "".join(
+            "".join("%.17g " % v for v in row) + "\n" for row in rows.tolist())
+    sv = sp.random(200, 3000, density=0.01, format="csr", random_state=4) * 1e3
+    sv.data[::7] *= 1e-300
+    coef = rng.standard_normal((200, 2))
+    for start, stop in ((0, 200), (37, 91), (5, 5)):
+        expected = "".join(
+            "".join(["%.17g " % c for c in coef[r].tolist()]
+                    + ["%d:%.17g " % (j + 1, v) for j, v in zip(
+                        sv.indices[sv.indptr[r]:sv.indptr[r + 1]].tolist(),
+                        sv.data[sv.indptr[r]:sv.indptr[r + 1]].tolist())]) + "\n"
+            for r in range(start, stop))
+        text = format_sv_rows_ascii(coef[start:stop], sv.indptr[start:stop + 1].astype(np.int64),
+                                    sv.indices.astype(np.int32), sv.data, printf_g17=True)
         assert text.tobytes().decode("ascii") == expected

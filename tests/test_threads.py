@@ -75,6 +75,27 @@ def test_model_files_do_not_depend_on_the_threads(tmp_path, blobs, solver, kind)
     assert models[1] == models[2] == models[3]        # cmp of the files
 
 
+@pytest.mark.parametrize("fmt", ["liblinear", "libsvm"])
+def test_library_format_files_do_not_depend_on_the_threads(tmp_path, fmt):
+    # LIBLINEAR's weight lines (one per feature) and LIBSVM's SV lines are formatted in blocks
+    # of 1,024 rows by the worker threads: more than one block here
+    rng = np.random.default_rng(5)
+    if fmt == "liblinear":
+        X = sp.random(300, 2600, density=0.01, random_state=6).toarray()
+        y = rng.integers(0, 3, 300)
+        options = ["-s", "dcd", "-c", "1", "-B", "1"]
+    else:
+        X = rng.standard_normal((2600, 5))
+        y = (X[:, 0] + rng.standard_normal(2600) > 0).astype(int)
+        options = ["-s", "bsgd", "--budget", "2500", "--epochs", "1", "-g", "2"]
+    data = write_libsvm(tmp_path / "train.txt", X, y)
+    files = []
+    for n in (1, 3):
+        run("bsvm-train", "-q", *options, "--format", fmt, "-n", n, data, tmp_path / f"m{n}")
+        files.append((tmp_path / f"m{n}").read_bytes())
+    assert files[0] == files[1] and files[0].count(b"\n") > 1100
+
+
 def test_the_threads_are_not_written_into_the_model(tmp_path, blobs):
     run("bsvm-train", "-q", "-s", "dcd", "-n", "3", blobs[0], tmp_path / "m")
     run("bsvm-train", "-q", "-s", "dcd", blobs[0], tmp_path / "d")       # default: all cores
