@@ -2,7 +2,8 @@
 uncompressed files (both produce CSR float64, checked identical), and model loading: the whole
 bsvm-predict command with a large linear model (sector.scale, trained by `bsvm-train -s dcd -c 1`,
 in the native and the LIBLINEAR format) vs liblinear-official's load_model + predict of the same
-file, in the same run. Measures into build/bench/io.json (scripts/_common.py, run_bench), then
+file, and model writing: that model written in the LIBLINEAR format by our save_model (one and two
+threads) vs liblinear-official's save_model, in the same run. Measures into build/bench/io.json (scripts/_common.py, run_bench), then
 writes from that file alone (--report-only: without measuring) the report section
 build/bench/bench_io.md (median and min–max of --repeats runs, speed-up = ratio of medians) and a
 bar chart docs/figures/bench_io-speedup.png."""
@@ -44,6 +45,30 @@ with open(sys.argv[3], "w") as out:
 print(json.dumps({"import": t1 - t0, "load": t2 - t1, "read": t3 - t2, "predict": t4 - t3}))
 """
 
+
+# Model writing, as child processes that load the model and then time writing it in the
+# LIBLINEAR format (CPU and wall seconds of the write alone, as JSON); their peak RSS holds the
+# loaded model plus what the writing needs.
+OURS_WRITE = """
+import json, sys, time
+from budgetsvm import threads
+from budgetsvm.model_io import load_model, save_model
+model = load_model(sys.argv[1])
+with threads.pool(int(sys.argv[3])):
+    t0, w0 = time.process_time(), time.perf_counter()
+    save_model(model, sys.argv[2], format="liblinear")
+    t1, w1 = time.process_time(), time.perf_counter()
+print(json.dumps({"cpu": t1 - t0, "wall": w1 - w0}))
+"""
+LIBLINEAR_WRITE = """
+import json, sys, time
+from liblinear.liblinearutil import load_model, save_model
+model = load_model(sys.argv[1])
+t0, w0 = time.process_time(), time.perf_counter()
+save_model(sys.argv[2], model)
+t1, w1 = time.process_time(), time.perf_counter()
+print(json.dumps({"cpu": t1 - t0, "wall": w1 - w0}))
+"""
 
 def run_child(command, cwd=None):
     """Run command to completion; returns (CPU seconds user+sys, wall seconds, peak RSS in MB,
@@ -101,6 +126,19 @@ def model_loading(tmp, repeats):
         cpu, wall, peak, out = run_child(peer)
         rows.append({"kind": "load", "model": "peer", "repeat": repeat, "cpu": cpu,
                      "wall": wall, "peak_mb": peak, "parts": json.loads(out)})
+    writers = {"ours -n 1": [sys.executable, "-c", OURS_WRITE, native, "OUT", "1"],
+               "ours -n 2": [sys.executable, "-c", OURS_WRITE, native, "OUT", "2"],
+               "liblinear": [sys.executable, "-c", LIBLINEAR_WRITE, ll, "OUT"]}
+    for repeat in range(repeats):
+        for name, command in writers.items():
+            out = str(Path(tmp) / f"written.{name.replace(' ', '')}")
+            _, _, peak, text = run_child([out if a == "OUT" else a for a in command])
+            rows.append({"kind": "write", "writer": name, "repeat": repeat, "peak_mb": peak,
+                         **json.loads(text)})
+    written = {name: Path(tmp, f"written.{name.replace(' ', '')}").read_bytes()
+               for name in writers}
+    setup["written_identical"] = len(set(written.values())) == 1
+    setup["written_mb"] = len(written["liblinear"]) / 2**20
     theirs = [float(v) for v in Path(tmp, "ll.out").read_text().split()]
     setup["n_test"] = len(theirs)
     setup["agree"] = {}
@@ -199,7 +237,9 @@ def report(results):
         body.append(save_figure(fig, "bench_io-speedup.png",
                                 "Reading speed-up of budgetsvm over scikit-learn's reader"))
     body += loading_text(loading_summary(results["rows"]), repeats)
-    return Section("Reading speed vs scikit-learn's reader; model loading vs LIBLINEAR",
+    body += writing_text(results["rows"], repeats)
+    return Section("Reading speed vs scikit-learn's reader; model loading and writing vs "
+                   "LIBLINEAR",
                    "\n\n".join(body),
                    extra=[f"Repeats: {repeats} per reader and file; no randomness",
                           "Model loading: the model trained by `bsvm-train -s dcd -c 1 "
@@ -252,6 +292,38 @@ def loading_text(loading, repeats):
                 f"load_model + predict time, peak RSS ≤ {LOAD_RSS_TARGET:g}× the weights' size. "
                 + "; ".join(verdicts) + ".")
     return text
+
+
+def writing_text(rows, repeats):
+    """The model-writing table (LIBLINEAR format): ours on one and two threads against
+    liblinear-official's save_model."""
+    runs = [r for r in rows if r["kind"] == "write"]
+    setup = next((r for r in rows if r["kind"] == "model"), None)
+    if not runs or setup is None:
+        return []
+    names = list(dict.fromkeys(r["writer"] for r in runs))
+    by = {n: [r for r in runs if r["writer"] == n] for n in names}
+    peer_cpu = statistics.median(r["cpu"] for r in by["liblinear"])
+    peer_wall = statistics.median(r["wall"] for r in by["liblinear"])
+    table_rows = []
+    for n in names:
+        cpu, wall = [r["cpu"] for r in by[n]], [r["wall"] for r in by[n]]
+        table_rows.append([n, spread(cpu, "{:.2f}"), spread(wall, "{:.2f}"),
+                           f"{statistics.median(cpu) / peer_cpu:.2f}",
+                           f"{statistics.median(wall) / peer_wall:.2f}",
+                           f"{max(r['peak_mb'] for r in by[n]):.0f}"])
+    same = "byte-identical" if setup.get("written_identical") else "**not identical**"
+    return [f"### Model writing: the LIBLINEAR format vs LIBLINEAR's save_model\n\n"
+            f"The same model written as a LIBLINEAR file ({setup['written_mb']:.1f} MB; the "
+            f"files of all three writers are {same}).\n\n"
+            + table(["writer", "CPU s", "wall s", "CPU ÷ LIBLINEAR", "wall ÷ LIBLINEAR",
+                     "peak RSS MB"], table_rows),
+            f"Seconds of the write alone (median (min–max) of {repeats} interleaved runs, each "
+            "in its own process after loading the model; the loading is excluded, its memory "
+            "is not: peak RSS is the child's VmHWM). LIBLINEAR's save_model is C (fprintf "
+            "'%.17g ' per weight); ours formats blocks of 1,024 weight rows in compiled code "
+            "(snprintf '%.17g') in the worker threads while the main thread writes the blocks "
+            "before."]
 
 
 if __name__ == "__main__":

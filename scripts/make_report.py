@@ -34,7 +34,8 @@ SECTIONS = [
     ("bench_dcd", "Dual coordinate descent vs LIBLINEAR -s 3 (parity)"),
     ("bench_ww", "Weston–Watkins SVM: Walrus vs the iterative subproblem solver "
                  "(Wang & Scott 2021)"),
-    ("bench_io", "Reading speed vs scikit-learn's reader; model loading vs LIBLINEAR"),
+    ("bench_io", "Reading speed vs scikit-learn's reader; model loading and writing vs "
+                 "LIBLINEAR"),
     ("bench_predict", "Prediction speed vs LIBSVM"),
     ("bench_stream", "Memory of streaming training"),
     ("bench_grid", "Grid search (bsvm-grid)"),
