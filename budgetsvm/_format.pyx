@@ -275,22 +275,28 @@ cdef inline Py_ssize_t write_printf_g17(double value, char* out) noexcept nogil:
     return snprintf(out, 25, "%.17g", value)
 
 
+cdef inline Py_ssize_t _write_value(double value, char* out, bint printf_g17) noexcept nogil:
+    """Write one number of a line; return the length. As repr writes it, to follow a
+    separating space; or (printf_g17) as "%.17g " with its trailing space, as LIBSVM and
+    LIBLINEAR write every number of their lines."""
+    cdef Py_ssize_t n
+    if not printf_g17:
+        return write_double(value, out)
+    n = write_printf_g17(value, out)
+    out[n] = b' '
+    return n + 1
+
+
 cdef inline Py_ssize_t _write_row(const double[:, :] values, Py_ssize_t r, char* out,
                                   bint printf_g17) noexcept nogil:
-    """Write row r's values; return the length. As repr writes them, separated by single
-    spaces; or (printf_g17) each as "%.17g " (followed by a space, as LIBSVM and LIBLINEAR
-    write their rows)."""
+    """Write row r's values (_write_value; repr's separated by single spaces); return the
+    length."""
     cdef Py_ssize_t c, pos = 0
     for c in range(values.shape[1]):
-        if printf_g17:
-            pos += write_printf_g17(values[r, c], out + pos)
+        if c > 0 and not printf_g17:
             out[pos] = b' '
             pos += 1
-            continue
-        if c > 0:
-            out[pos] = b' '
-            pos += 1
-        pos += write_double(values[r, c], out + pos)
+        pos += _write_value(values[r, c], out + pos, printf_g17)
     return pos
 
 
@@ -354,12 +360,7 @@ def format_sv_rows_ascii(const double[:, :] coef, const int64_t[:] indptr,
                 pos += _write_index(<int64_t>indices[k] + 1, out + pos)
                 out[pos] = b':'
                 pos += 1
-                if printf_g17:
-                    pos += write_printf_g17(values[k], out + pos)
-                    out[pos] = b' '
-                    pos += 1
-                else:
-                    pos += write_double(values[k], out + pos)
+                pos += _write_value(values[k], out + pos, printf_g17)
             out[pos] = b'\n'
             pos += 1
     return buffer[:pos]

@@ -66,10 +66,11 @@ def iter_blocks(path, zero_based=False, block_bytes=BLOCK_BYTES):
 
 
 def _text_blocks(path, block_bytes):
-    """Yield (text, length, lines before it) for blocks of whole lines of ``path``: its
-    first ``length`` bytes are whole lines. A read error (a corrupt compressed stream) is
-    yielded as the exception itself, after the blocks before it, so that a parser meets it
-    in file order."""
+    """Yield (text, length, lines before it, its newlines, its colons) for blocks of whole
+    lines of ``path``: its first ``length`` bytes are whole lines, counted once here (the line
+    numbers need them, the parser sizes its arrays from them). A read error (a corrupt
+    compressed stream) is yielded as the exception itself, after the blocks before it, so
+    that a parser meets it in file order."""
     stream = open_input(path)
     line_no = 0           # lines consumed before the current block
     carry = b""
@@ -94,8 +95,9 @@ def _text_blocks(path, block_bytes):
                 data += b"\n"        # last line without a newline
                 cut += 1
             carry = data[cut:]
-            yield data, cut, line_no
-            line_no += _parse.count_lines(data, cut)[0]
+            newlines, colons = _parse.count_lines(data, cut)
+            yield data, cut, line_no, newlines, colons
+            line_no += newlines
             del data
             if at_end:
                 return
@@ -107,13 +109,13 @@ def _text_blocks(path, block_bytes):
 def _parse_raw(path, raw, offset):
     if isinstance(raw, BaseException):
         raise raw
-    data, cut, line_no = raw
-    return _parse_buffer(path, data, cut, line_no, offset)
+    data, cut, line_no, n_lines, max_nnz = raw
+    return _parse_buffer(path, data, cut, line_no, offset, n_lines, max_nnz)
 
 
-def _parse_buffer(path, buf, length, line_no, offset):
-    """Parse the whole lines buf[:length] (without copying them)."""
-    n_lines, max_nnz = _parse.count_lines(buf, length)
+def _parse_buffer(path, buf, length, line_no, offset, n_lines, max_nnz):
+    """Parse the whole lines buf[:length] (without copying them), which hold n_lines newlines
+    and max_nnz colons (at most one index:value pair each)."""
     block = _Block()
     block.labels = np.empty(n_lines, dtype=np.float64)
     block.indptr = np.zeros(n_lines + 1, dtype=np.int64)

@@ -248,14 +248,19 @@ def _native_pieces(model):
     if linear:
         out.append("w")
         rows = model.coef.T
-        body = (rows.shape[0], WEIGHT_BLOCK_ROWS,
-                lambda start, stop: format_rows_ascii(rows[start:stop]))
+        body = (rows.shape[0], WEIGHT_BLOCK_ROWS, _row_block_formatter(rows))
         tail = [format_rows_ascii(model.bias_coef[None, :])] if model.bias >= 0 else []
     else:
         out.append("SV")
         body = (model.n_sv, SV_BLOCK_ROWS, _sv_block_formatter(model.coef, model.sv))
         tail = []
     return _pieces(out, body, tail + [b"end\n"])
+
+
+def _row_block_formatter(rows, printf_g17=False):
+    """format_block(start, stop): the weight lines of rows start..stop-1, as repr writes the
+    numbers (native) or as "%.17g " each (printf_g17: LIBLINEAR's)."""
+    return lambda start, stop: format_rows_ascii(rows[start:stop], printf_g17)
 
 
 def _sv_block_formatter(coef, sv, printf_g17=False):
@@ -345,8 +350,7 @@ def _liblinear_pieces(model):
               "bias %.17g" % model.bias,
               "w"]
     rows = coef.T
-    body = (rows.shape[0], WEIGHT_BLOCK_ROWS,
-            lambda start, stop: format_rows_ascii(rows[start:stop], printf_g17=True))
+    body = (rows.shape[0], WEIGHT_BLOCK_ROWS, _row_block_formatter(rows, printf_g17=True))
     tail = [format_rows_ascii(bias_coef[None, :], printf_g17=True)] if model.bias >= 0 else []
     return _pieces(header, body, tail)
 

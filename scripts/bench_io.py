@@ -3,7 +3,8 @@ uncompressed files (both produce CSR float64, checked identical), and model load
 bsvm-predict command with a large linear model (sector.scale, trained by `bsvm-train -s dcd -c 1`,
 in the native and the LIBLINEAR format) vs liblinear-official's load_model + predict of the same
 file, and model writing: that model written in the LIBLINEAR format by our save_model (one and two
-threads) vs liblinear-official's save_model, in the same run. Measures into build/bench/io.json (scripts/_common.py, run_bench), then
+threads) vs liblinear-official's save_model, in the same run. Measures into build/bench/io.json
+(scripts/_common.py, run_bench), then
 writes from that file alone (--report-only: without measuring) the report section
 build/bench/bench_io.md (median and min–max of --repeats runs, speed-up = ratio of medians) and a
 bar chart docs/figures/bench_io-speedup.png."""
@@ -70,6 +71,7 @@ t1, w1 = time.process_time(), time.perf_counter()
 print(json.dumps({"cpu": t1 - t0, "wall": w1 - w0}))
 """
 
+
 def run_child(command, cwd=None):
     """Run command to completion; returns (CPU seconds user+sys, wall seconds, peak RSS in MB,
     stdout). The peak is the child's VmHWM, polled (budgetsvm.memory explains why not
@@ -126,17 +128,17 @@ def model_loading(tmp, repeats):
         cpu, wall, peak, out = run_child(peer)
         rows.append({"kind": "load", "model": "peer", "repeat": repeat, "cpu": cpu,
                      "wall": wall, "peak_mb": peak, "parts": json.loads(out)})
-    writers = {"ours -n 1": [sys.executable, "-c", OURS_WRITE, native, "OUT", "1"],
-               "ours -n 2": [sys.executable, "-c", OURS_WRITE, native, "OUT", "2"],
-               "liblinear": [sys.executable, "-c", LIBLINEAR_WRITE, ll, "OUT"]}
+    # writer: (child script, model file read, arguments after the output file)
+    writers = {"ours -n 1": (OURS_WRITE, native, ["1"]), "ours -n 2": (OURS_WRITE, native, ["2"]),
+               "liblinear": (LIBLINEAR_WRITE, ll, [])}
+    outputs = {name: Path(tmp) / f"written{i}" for i, name in enumerate(writers)}
     for repeat in range(repeats):
-        for name, command in writers.items():
-            out = str(Path(tmp) / f"written.{name.replace(' ', '')}")
-            _, _, peak, text = run_child([out if a == "OUT" else a for a in command])
+        for name, (script, path, rest) in writers.items():
+            _, _, peak, text = run_child([sys.executable, "-c", script, path,
+                                          str(outputs[name]), *rest])
             rows.append({"kind": "write", "writer": name, "repeat": repeat, "peak_mb": peak,
                          **json.loads(text)})
-    written = {name: Path(tmp, f"written.{name.replace(' ', '')}").read_bytes()
-               for name in writers}
+    written = {name: path.read_bytes() for name, path in outputs.items()}
     setup["written_identical"] = len(set(written.values())) == 1
     setup["written_mb"] = len(written["liblinear"]) / 2**20
     theirs = [float(v) for v in Path(tmp, "ll.out").read_text().split()]
