@@ -18,13 +18,19 @@ Fitting (``fit_probability``), for every solver, as svm-train ``-b 1`` does:
   are the k one-vs-rest estimates divided by their sum (**multi-class rule**);
 * LIBSVM one-vs-one (``ovo``) models read from LIBSVM files keep LIBSVM's pairwise probA/probB
   and are coupled with Wu, Lin & Weng (2004), method 2, iterated exactly as svm-predict does,
-  so probabilities match LIBSVM's.
+  so probabilities match LIBSVM's;
+* logistic-regression models read from LIBLINEAR files (LIBLINEAR's -s 0, 6, 7) need no fitted
+  sigmoid: their decision values are log-odds, so P = 1 / (1 + exp(-f)) per decision value,
+  P(labels[1]) = 1 - P(labels[0]) for two classes and the per-class values divided by their
+  sum for more, as LIBLINEAR's predict -b 1 computes them (unclipped).
 
 Every pairwise or one-vs-rest estimate r is computed in the overflow-safe form and clipped to
-[1e-7, 1 - 1e-7] (LIBSVM). ``predict_labels`` returns the class of largest probability (first in
-label order on ties): the rule of svm-predict ``-b 1``, so the printed label always agrees with
-the printed probabilities. Plain prediction (without ``-b``) keeps the decision-value label; the
-two can differ for a few rows near the boundary, as in LIBSVM.
+[1e-7, 1 - 1e-7] (LIBSVM). ``predict_with_proba`` labels a row with the class of largest
+probability (first in label order on ties): the rule of svm-predict ``-b 1``, so the printed
+label always agrees with the printed probabilities. Plain prediction (without ``-b``) keeps the
+decision-value label; the two can differ for a few rows near the boundary, as in LIBSVM. A
+logistic-regression model keeps its decision-value label, as LIBLINEAR's predict -b 1 does (the
+two agree but where the probabilities tie, e.g. two classes whose values both round to 1).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -35,9 +41,21 @@ N_FOLDS = 5
 MIN_PROB = 1e-7
 
 
+# LIBLINEAR's logistic-regression solvers (linear.cpp check_probability_model).
+LOGISTIC_SOLVERS = ("L2R_LR", "L1R_LR", "L2R_LR_DUAL")
+
+
+def is_logistic(model):
+    """Whether the model is a LIBLINEAR logistic regression (read from a LIBLINEAR file)."""
+    params = getattr(model, "params", None) or {}
+    return params.get("solver_type") in LOGISTIC_SOLVERS
+
+
 def has_probability(model):
-    return getattr(model, "prob_a", None) is not None and \
-        getattr(model, "prob_b", None) is not None
+    """Whether the model gives probabilities: fitted sigmoids (-b 1, or LIBSVM's probA/probB),
+    or a logistic regression's own."""
+    return (getattr(model, "prob_a", None) is not None
+            and getattr(model, "prob_b", None) is not None) or is_logistic(model)
 
 
 def sigmoid_predict(f, A, B):
@@ -156,11 +174,16 @@ def proba_from_decision(model, F):
     """Class probabilities (n, k) in the model's label order from its decision values F."""
     if not has_probability(model):
         raise BsvmError("the model has no probability information (train it with -b 1)")
-    A, B = model.prob_a, model.prob_b
     F = np.asarray(F, dtype=np.float64)
     if F.ndim == 1:
         F = F[:, None]
     k = len(model.labels)
+    if is_logistic(model):
+        P = sigmoid_predict(F, -1.0, 0.0)           # 1 / (1 + exp(-f))
+        if k == 2:
+            return np.column_stack([P[:, 0], 1.0 - P[:, 0]])
+        return P / P.sum(axis=1, keepdims=True)
+    A, B = model.prob_a, model.prob_b
     multiclass = model.multiclass
     if multiclass == "binary":
         r = _clipped(F[:, 0], A[0], B[0])
@@ -188,11 +211,17 @@ def predict_proba(model, X):
     return proba_from_decision(model, model.decision_function(X))
 
 
-def labels_from_proba(model, P):
-    """svm-predict -b 1's label: the class of largest probability (first on ties)."""
+def predict_with_proba(model, X):
+    """(labels, probabilities) of the rows of X as predict -b 1 gives them: svm-predict's label
+    is the class of largest probability (first on ties); LIBLINEAR's, for its logistic
+    regressions, the decision-value label."""
+    F = model.decision_function(X)
+    P = proba_from_decision(model, F)
+    if is_logistic(model):
+        return model.labels_from(F), P
     if P.shape[0] == 0:
-        return np.empty(0)
-    return model.labels[np.argmax(P, axis=1)]
+        return np.empty(0), P
+    return model.labels[np.argmax(P, axis=1)], P
 
 
 def _heldout_fold(X, y, params, fold, f):

@@ -71,7 +71,7 @@ def test_pairwise_coupling_reproduces_libsvm(tmp_path, options):
     assert ours.multiclass == "ovo" and probability.has_probability(ours)
     P = probability.predict_proba(ours, X)
     np.testing.assert_allclose(P, np.array(their_p), rtol=0, atol=1e-6)
-    np.testing.assert_array_equal(probability.labels_from_proba(ours, P), their_labels)
+    np.testing.assert_array_equal(probability.predict_with_proba(ours, X)[0], their_labels)
     # through bsvm-predict: same layout and numbers (%g) as svm-predict -b 1
     path = tmp_path / "test"
     with open(path, "w") as out:
@@ -94,7 +94,7 @@ def test_binary_libsvm_probabilities(tmp_path):
     ours = model_io.load_model(tmp_path / "m")
     P = probability.predict_proba(ours, X)
     np.testing.assert_allclose(P, np.array(their_p), rtol=0, atol=1e-6)
-    np.testing.assert_array_equal(probability.labels_from_proba(ours, P), their_labels)
+    np.testing.assert_array_equal(probability.predict_with_proba(ours, X)[0], their_labels)
 
 
 def log_loss(p_true):
@@ -156,7 +156,10 @@ def test_one_vs_rest_rule_sums_to_one():
     F = model.decision_function(X)
     r = np.clip(1 / (1 + np.exp(F * model.prob_a + model.prob_b)), 1e-7, 1 - 1e-7)
     np.testing.assert_allclose(P, r / r.sum(axis=1, keepdims=True), rtol=1e-12)
-    assert np.mean(probability.labels_from_proba(model, P) == y) > 0.85
+    labels, P_again = probability.predict_with_proba(model, X)
+    np.testing.assert_array_equal(P_again, P)
+    np.testing.assert_array_equal(labels, model.labels[np.argmax(P, axis=1)])
+    assert np.mean(labels == y) > 0.85
 
 
 def test_train_and_predict_b1_layout(tmp_path):
@@ -193,6 +196,46 @@ def test_predict_b1_without_probability_model_fails_cleanly(tmp_path):
     assert r.returncode == 1
     assert len(r.stderr.strip().splitlines()) == 1
     assert "no probability information" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("solver", [0, 6, 7])
+@pytest.mark.parametrize("bias", [-1, 1])
+@pytest.mark.parametrize("classes", [2, 3])
+def test_liblinear_logistic_regression_probabilities(tmp_path, solver, bias, classes):
+    # LIBLINEAR's predict -b 1 on its logistic-regression models is the oracle: the same
+    # labels, and probabilities to the %g digits it prints.
+    liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+    X, y = io.read_problem(HEART) if classes == 2 else three_class_blobs()
+    m = liblinearutil.train(y, X, f"-s {solver} -B {bias} -c 4 -q")
+    liblinearutil.save_model(str(tmp_path / "m"), m)
+    their_labels, _, their_p = liblinearutil.predict(y, X, m, "-b 1 -q")
+    ours = model_io.load_model(tmp_path / "m")
+    assert probability.has_probability(ours)
+    labels, P = probability.predict_with_proba(ours, X)
+    np.testing.assert_array_equal(labels, their_labels)
+    np.testing.assert_allclose(P, np.array(their_p), rtol=1e-12, atol=1e-15)
+    path = tmp_path / "test"
+    with open(path, "w") as out:
+        io.write_problem(out, X, y)
+    r = cli("bsvm-predict", "-b", "1", path, tmp_path / "m", tmp_path / "out", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    expected = ["labels" + "".join(" %d" % v for v in m.get_labels())] + \
+        ["%g" % v + "".join(" %g" % p for p in row) for v, row in zip(their_labels, their_p)]
+    assert (tmp_path / "out").read_text().splitlines() == expected
+    # LIBLINEAR's predict has no notice for them without -b 1
+    r = cli("bsvm-predict", path, tmp_path / "m", tmp_path / "plain", cwd=tmp_path)
+    assert r.returncode == 0 and "probability" not in r.stderr
+
+
+def test_liblinear_svm_model_refuses_b1_with_liblinear_hint(tmp_path):
+    liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+    X, y = io.read_problem(HEART)
+    liblinearutil.save_model(str(tmp_path / "m"), liblinearutil.train(y, X, "-s 2 -q"))
+    r = cli("bsvm-predict", "-b", "1", HEART, "m", "out", cwd=tmp_path)
+    assert r.returncode == 1
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert "logistic regression" in r.stderr
     assert not (tmp_path / "out").exists()
 
 

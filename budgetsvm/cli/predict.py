@@ -6,7 +6,7 @@ from budgetsvm.cli.common import info, run
 from budgetsvm.errors import BsvmError, DataFormatError
 from budgetsvm.fileio import atomic_output, display_name
 from budgetsvm.labels import format_label
-from budgetsvm.probability import has_probability, labels_from_proba, predict_proba
+from budgetsvm.probability import has_probability, is_logistic, predict_with_proba
 from budgetsvm.progress import task_progress
 
 # Text parsed per block: the rows, their predictions and the output lines of a block are alive
@@ -37,9 +37,12 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
         raise click.UsageError("TEST_FILE and MODEL_FILE cannot both be standard input")
     model = model_io.load_model(model_file)
     if probability == "1" and not has_probability(model):
+        how = ("a LIBLINEAR model needs logistic regression (its -s 0, 6 or 7)"
+               if model.solver == "liblinear" else "train it with -b 1")
         raise BsvmError(f"{display_name(model_file)}: the model has no probability information: "
-                        "train it with -b 1, or predict without -b 1")
-    if probability == "0" and has_probability(model):
+                        f"{how}, or predict without -b 1")
+    if probability == "0" and has_probability(model) and not is_logistic(model):
+        # svm-predict's notice (LIBLINEAR's predict gives none for its logistic regressions)
         info("notice: the model supports probability estimates; add -b 1 to write them", quiet)
 
     def predict_block(block):
@@ -47,10 +50,10 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
         # blocks are predicted in the worker threads while this thread reads the next ones.
         X, y = block
         if probability == "1":
-            # svm-predict -b 1: "predicted p1 ... pk" (%g), label = most probable class.
-            P = predict_proba(model, X)
-            predicted = labels_from_proba(model, P)
-            text = "".join(format_label(v) + "".join(" %g" % p for p in row) + "\n"
+            # svm-predict -b 1: "predicted p1 ... pk", all with %g (the label too, unlike
+            # the plain output's %.17g).
+            predicted, P = predict_with_proba(model, X)
+            text = "".join("%g" % v + "".join(" %g" % p for p in row) + "\n"
                            for v, row in zip(predicted.tolist(), P.tolist()))
         else:
             predicted = model.predict(X)
