@@ -144,8 +144,20 @@ def stratified_folds(y, nr_fold, seed):
     return fold
 
 
+def usable_folds(nr_fold, n_rows):
+    """(folds, warning): LIBSVM's and LIBLINEAR's rule for -v with more folds than rows, which
+    they run as leave-one-out (one fold per row) with a warning; else (nr_fold, None)."""
+    if nr_fold <= n_rows or nr_fold < 2 or n_rows < 2:
+        return nr_fold, None                # stratified_folds refuses what is left
+    return n_rows, (f"warning: -v {nr_fold} asks for more folds than the {n_rows} training "
+                    f"rows: using {n_rows} folds (leave-one-out cross validation)")
+
+
 def small_classes(y, nr_fold):
-    """Labels with fewer rows than folds (a warning, as LIBSVM accepts them)."""
+    """Labels with fewer rows than folds (a warning, as LIBSVM accepts them); none for
+    leave-one-out (as many folds as rows), where every class has fewer by construction."""
+    if nr_fold >= len(y):
+        return []
     values, counts = np.unique(np.asarray(y), return_counts=True)
     return [v for v, c in zip(values, counts) if c < nr_fold]
 

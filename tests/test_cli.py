@@ -81,6 +81,30 @@ def test_cross_validation_line(tmp_path):
     assert not list(tmp_path.iterdir())          # -v writes no model
 
 
+@pytest.mark.parametrize("tool", ["bsvm-train", "bsvm-grid"])
+def test_more_folds_than_rows_is_leave_one_out_as_liblinear(tmp_path, tool):
+    # LIBLINEAR (and LIBSVM) run -v n > rows as leave-one-out, with a warning. With a tight
+    # tolerance every fold's model is the optimum, so the accuracy is LIBLINEAR's own.
+    liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+    plain = tmp_path / "heart"
+    plain.write_bytes(__import__("lzma").open(DATA / "heart_scale.xz").read())
+    y, x = liblinearutil.svm_read_problem(str(plain))
+    theirs = liblinearutil.train(y, x, "-s 3 -c 1 -e 0.00001 -v 300 -q")
+    options = ["-s", "dcd", "-e", "0.00001", "-v", "300"]
+    if tool == "bsvm-grid":
+        options += ["-log2c", "0,0,1", "-log2g", "null", "-out", "null"]
+    result = run(tool, *options, plain, cwd=tmp_path)
+    err = result.stderr.decode()
+    assert result.returncode == 0, err
+    assert err.splitlines() == ["warning: -v 300 asks for more folds than the 270 training rows: "
+                                "using 270 folds (leave-one-out cross validation)"]
+    out = result.stdout.decode()
+    rate = re.fullmatch(r"Cross Validation Accuracy = ([\d.]+)%\n", out) if tool == "bsvm-train" \
+        else re.search(r"^1\.0 ([\d.]+)$", out, re.M)
+    assert rate, out
+    assert float(rate.group(1)) == pytest.approx(theirs, abs=1e-3)     # %g: 6 digits
+
+
 def test_glued_class_weight_changes_the_model(tmp_path):
     plain, weighted = tmp_path / "a", tmp_path / "b"
     run("bsvm-train", "-s", "dcd", "-q", DATA / "heart_scale.xz", plain)

@@ -11,7 +11,8 @@ from budgetsvm.cli.common import info, run
 from budgetsvm.params import OPTIONS, TrainParams, check_params, option_notices
 from budgetsvm.progress import task_progress
 from budgetsvm.train import (cross_validation, largest_value, progress_total, scale_notice,
-                             small_classes, summary_lines, train)
+                             small_classes, summary_lines, train,
+                             usable_folds)
 
 # LIBSVM's (svm-train) and LIBLINEAR's (train) -s numbers: (what it is, the solver to use).
 LIBSVM_NUMBERS = {
@@ -219,6 +220,9 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         if probability == "1":
             info("notice: -b 1 has no effect with -v (the accuracy is that of the "
                  "decision-value labels)", quiet)
+        folds, warning = usable_folds(folds, len(y))
+        if warning:
+            info(warning, quiet)
         for label in small_classes(y, folds):
             info(f"warning: class {label:g} has fewer rows than the {folds} folds", quiet)
         with task_progress(f"{folds}-fold cross validation", total=folds, quiet=quiet) as update:

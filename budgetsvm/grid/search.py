@@ -144,7 +144,8 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     on_result(point, rate) after each computed point. ``client``: an existing Dask Client to use
     instead of connecting to options.scheduler.
     """
-    from budgetsvm.train import largest_value, scale_notice, small_classes, stratified_folds
+    from budgetsvm.train import (largest_value, scale_notice, small_classes, stratified_folds,
+                                 usable_folds)
     warn = warn or (lambda line: None if options.quiet else print(line, file=sys.stderr))
     c_range, g_range, budgets, notices = searched_dimensions(options)
     for line in notices:
@@ -158,7 +159,11 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     if X is None:
         from budgetsvm.io import read_problem
         X, y = read_problem(options.dataset, zero_based=options.zero_based)
-    fold_of_row = stratified_folds(y, options.fold, options.params.seed)   # checks folds <= rows
+    folds, warning = usable_folds(options.fold, len(y))
+    if warning:
+        warn(warning)
+        options = dataclasses.replace(options, fold=folds)
+    fold_of_row = stratified_folds(y, options.fold, options.params.seed)
     for label in small_classes(y, options.fold):
         warn(f"warning: class {label:g} has fewer rows than the {options.fold} folds")
     notice = scale_notice(largest_value(X))
