@@ -9,6 +9,7 @@ written through, and a device or pipe (``/dev/null``, a FIFO) is written in plac
 """
 import bz2
 import contextlib
+import errno
 import gzip
 import io
 import lzma
@@ -18,7 +19,7 @@ import stat
 import sys
 import zlib
 
-from budgetsvm.errors import BsvmError, DataFormatError
+from budgetsvm.errors import BsvmError, DataFormatError, ParameterError
 
 # magic bytes → the decompressing reader, given a file object (stdin) or a path (it then owns
 # the file and closes it with itself)
@@ -29,6 +30,18 @@ _MAGIC = (
     (b"\xfd7zXZ\x00", lzma.LZMAFile),
 )
 DECOMPRESSION_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+# What writing a file can fail with once it is open: a full disk or quota, the size limit of
+# `ulimit -f` (EFBIG), a failing device, a closed descriptor.
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EBADF,
+                          errno.EROFS, errno.EPIPE})
+
+
+def write_failure(name, exc):
+    """BsvmError for an OSError that writing ``name`` raised, or None when it is not a write
+    failure (WRITE_ERRNOS)."""
+    if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:
+        return BsvmError(f"{name}: cannot write: {exc.strerror or exc}")
+    return None
 
 
 def display_name(path):
@@ -79,6 +92,18 @@ def atomic_output(path, binary=False):
         yield stream
         stream.flush()
         return
+    try:
+        with _atomic_file(path, binary) as stream:
+            yield stream
+    except OSError as exc:
+        failure = write_failure(path, exc)
+        if failure is None:
+            raise
+        raise failure from None
+
+
+@contextlib.contextmanager
+def _atomic_file(path, binary):
     target = os.path.realpath(path)     # through a symbolic link to its file, as open() goes
     try:
         existing = os.stat(target)
@@ -138,6 +163,26 @@ def _open_output(fd, binary):
     except BaseException:
         os.close(fd)
         raise
+
+
+def check_not_an_input(output, inputs):
+    """Raise ParameterError (a usage error) when the output (role, path) names the same file as
+    one of the inputs (role, path), through links and other names: writing it would destroy
+    that input before, or while, it is read. ``-`` and paths that do not exist pass."""
+    out_role, out_path = output
+    if out_path in (None, "-"):
+        return
+    for in_role, in_path in inputs:
+        if in_path in (None, "-"):
+            continue
+        try:
+            same = os.path.samefile(out_path, in_path)
+        except OSError:         # one does not exist (yet): two outputs may still be one path
+            same = os.path.realpath(out_path) == os.path.realpath(in_path)
+        if same:
+            named = "" if os.fspath(in_path) == os.fspath(out_path) else f" ({in_path})"
+            raise ParameterError(f"{out_path}: is the {in_role}{named}: refusing to overwrite "
+                                 f"it with the {out_role}")
 
 
 def check_output_path(path):

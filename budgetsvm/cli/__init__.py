@@ -7,7 +7,22 @@ data, the options and the seed, not on the machine's core count or the environme
 own parallelism does not come from BLAS.
 """
 import os
+import signal
+import sys
 
 for _variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                   "VECLIB_MAXIMUM_THREADS"):
     os.environ[_variable] = "1"
+
+
+def _interrupted_while_starting(signum, frame):
+    # Ctrl-C while the tools import numpy and scipy (a few tenths of a second): the exit of
+    # an interrupted run, without the traceback of a KeyboardInterrupt inside an import.
+    sys.stderr.write("interrupted\n")
+    raise SystemExit(130)
+
+
+# Until common.run takes over (it restores Python's handler); a SIGINT that the shell made
+# the process ignore stays ignored.
+if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _interrupted_while_starting)

@@ -3,6 +3,8 @@
 Exit status: 0 success, 1 data/model/IO error (one line on stderr, no traceback), 2 usage
 error (click's message), 130 interrupted (SIGINT), 143 terminated (SIGTERM).
 """
+import errno
+import io
 import os
 import re
 import signal
@@ -11,7 +13,9 @@ import warnings
 
 import click
 
+from budgetsvm.cli import _interrupted_while_starting
 from budgetsvm.errors import BsvmError, ParameterError
+from budgetsvm.fileio import write_failure
 
 _GLUED_WEIGHT = re.compile(r"^-w([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)$")
 
@@ -58,12 +62,19 @@ def run(command, argv=None, prog_name=None, hint_options=()):
     Usage errors are one line on stderr (exit 2). hint_options: more --long names (besides the
     command's own) for which a single-dash spelling gets a hint."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)   # KeyboardInterrupt from here
     signal.signal(signal.SIGTERM, _on_sigterm)
     warnings.showwarning = _show_warning        # library warnings: one line, no source echo
+    if sys.stdout is None:
+        # started with standard output closed (`>&-`): what goes there fails as a write
+        # error at the first flush, instead of vanishing (a -v result) or a traceback
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(_ClosedOutput()), encoding="ascii")
     try:
         argv = rewrite_glued_weights(argv)
         check_single_dash(argv, long_options(command) | set(hint_options))
         command.main(args=argv, prog_name=prog_name, standalone_mode=False)
+        sys.stdout.flush()                      # a full disk shows here, not at exit
     except click.exceptions.Abort:
         _fail("interrupted", 130)
     except click.UsageError as exc:
@@ -90,7 +101,39 @@ def run(command, argv=None, prog_name=None, hint_options=()):
         sys.exit(1)
     except MemoryError:
         _fail("out of memory", 1)
+    except OSError as exc:
+        # files are named by atomic_output; what is left is standard output
+        failure = write_failure("<stdout>", exc)
+        if failure is None:
+            raise
+        _silence_stdout()
+        _fail(str(failure), 1)
     sys.exit(0)
+
+
+class _ClosedOutput(io.RawIOBase):
+    """The standard output of a process started without one: the first write fails (EBADF),
+    the later ones (what is left in the buffer when Python exits) are dropped."""
+
+    failed = False
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        if self.failed:
+            return len(data)
+        self.failed = True
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
+def _silence_stdout():
+    # what is still buffered for the failed stdout must not fail again at exit
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        sys.stdout = open(os.devnull, "w")
 
 
 def _fail(message, status):

@@ -14,6 +14,7 @@ import click
 from budgetsvm import grid
 from budgetsvm.cli.common import run
 from budgetsvm.errors import ParameterError
+from budgetsvm.fileio import check_not_an_input, check_output_path
 from budgetsvm.progress import task_progress
 
 USAGE = """\
@@ -161,6 +162,9 @@ def parse_arguments(argv):
     out = found.get("-out", f"{title}.out")
     options.out = None if out == "null" else out
     options.png = found.get("-png")
+    for role, path in (("-out file", options.out), ("-png file", options.png)):
+        check_output_path(path)               # before the search, not after it
+        check_not_an_input((role, path), [("data file", dataset)])
     if "-resume" in found:
         options.resume = found["-resume"] or f"{title}.out"
         if not os.path.exists(options.resume):

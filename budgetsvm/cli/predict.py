@@ -4,7 +4,7 @@ import click
 from budgetsvm import io, model_io, threads
 from budgetsvm.cli.common import info, run
 from budgetsvm.errors import BsvmError, DataFormatError
-from budgetsvm.fileio import atomic_output, display_name
+from budgetsvm.fileio import atomic_output, check_not_an_input, display_name
 from budgetsvm.labels import format_label
 from budgetsvm.probability import has_probability, is_logistic, predict_with_proba
 from budgetsvm.progress import task_progress
@@ -35,6 +35,8 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
     """
     if test_file == "-" and model_file == "-":
         raise click.UsageError("TEST_FILE and MODEL_FILE cannot both be standard input")
+    check_not_an_input(("predictions", output_file),
+                       [("test file", test_file), ("model file", model_file)])
     model = model_io.load_model(model_file)
     if probability == "1" and not has_probability(model):
         how = ("a LIBLINEAR model needs logistic regression (its -s 0, 6 or 7)"

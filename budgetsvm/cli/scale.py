@@ -1,33 +1,50 @@
 """bsvm-scale [options] data_file — svm-scale's conventions (budgetsvm/scale.py), output to stdout.
 
 Two passes over the file (statistics, then output), block by block: memory does not grow with
-the file. Standard input cannot be read twice: it is spooled to a temporary file first, except
-with -r, which needs only the output pass.
+the file. Standard input and named pipes cannot be read twice: they are spooled to a temporary
+file first, except with -r, which needs only the output pass.
 """
 import contextlib
+import os
 import shutil
+import stat
 import sys
 import tempfile
 
 import click
 
-from budgetsvm import io
+from budgetsvm import fileio, io
 from budgetsvm.cli.common import info, run
 from budgetsvm.errors import DataFormatError
-from budgetsvm.fileio import atomic_output
+from budgetsvm.fileio import atomic_output, check_not_an_input
 from budgetsvm.scale import dumps_scaling, fit_scaling, format_rows, load_scaling, transform
 
 
 @contextlib.contextmanager
 def _rereadable(path):
-    """A path that can be read twice: stdin is copied to a temporary file."""
-    if path != "-":
+    """A path that can be read twice: stdin, and a pipe given by name (a FIFO, or bash's
+    <(command) as /dev/fd/N), are copied to a temporary file."""
+    if path != "-" and not _is_pipe(path):
         yield path
+        return
+    if path != "-":
+        with fileio.open_input(path) as source, \
+                tempfile.NamedTemporaryFile(prefix="bsvm-scale.", suffix=".tmp") as spool:
+            shutil.copyfileobj(source, spool, 1 << 20)
+            spool.flush()
+            yield spool.name
         return
     with tempfile.NamedTemporaryFile(prefix="bsvm-scale.", suffix=".tmp") as spool:
         shutil.copyfileobj(sys.stdin.buffer, spool, 1 << 20)
         spool.flush()
         yield spool.name
+
+
+def _is_pipe(path):
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False           # a missing file: reading it reports the error
 
 
 def _blocks(path, shown):
@@ -58,6 +75,12 @@ def command(lower, upper, y_range, save_file, restore_file, standardize, precise
     """Scale DATA_FILE (LIBSVM format; .gz/.bz2/.xz or - for stdin) and write it to stdout."""
     if save_file is not None and restore_file is not None:
         raise click.UsageError("cannot use -r and -s simultaneously")
+    if restore_file == "-" and data_file == "-":
+        raise click.UsageError("-r - and DATA_FILE - cannot both be standard input")
+    if save_file == "-":
+        raise click.UsageError("-s -: the scaled data go to standard output; give the "
+                               "parameters a file")
+    check_not_an_input(("scaling parameters", save_file), [("data file", data_file)])
     if restore_file is not None:
         if lower is not None or upper is not None or y_range is not None or standardize:
             info("notice: -l/-u/-y/--standardize are ignored with -r: the restore file "

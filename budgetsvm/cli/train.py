@@ -6,7 +6,7 @@ import click
 import numpy as np
 
 from budgetsvm import io, model_io, solvers, threads
-from budgetsvm.fileio import atomic_output, check_output_path
+from budgetsvm.fileio import atomic_output, check_not_an_input, check_output_path
 from budgetsvm.cli.common import info, run
 from budgetsvm.params import OPTIONS, TrainParams, check_params, option_notices
 from budgetsvm.progress import task_progress
@@ -194,6 +194,10 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         model_io.check_format(model_format, params.solver)
         check_output_path(model_file)
         _check_monitor_usage(params, monitor_file, monitor_test_file)
+        inputs = [("training file", training_file), ("--monitor-test file", monitor_test_file)]
+        check_not_an_input(("model file", model_file), inputs)
+        check_not_an_input(("--monitor file", monitor_file),
+                           inputs + [("model file", model_file)])
     if stream:
         _check_stream_usage(params, training_file, folds, probability, monitor_file)
         from budgetsvm.stream import train_bsgd_stream

@@ -113,7 +113,11 @@ class ResultFile:
                             f"{exc.strerror or exc}") from None
 
     def close(self):
-        self.file.close()
+        try:
+            self.file.close()
+        except OSError as exc:
+            raise BsvmError(f"{self.path}: cannot write the result file: "
+                            f"{exc.strerror or exc}") from None
 
 
 # ---------------------------------------------------------------------------------------------

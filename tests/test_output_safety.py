@@ -1,0 +1,151 @@
+"""What the tools write can never destroy what they read, and a write that fails is one line
+naming the file, exit 1: an output path naming an input file (by any name) is refused before
+any work; a full disk, a file size limit or a closed standard output are reported, not
+tracebacks; Ctrl-C while the tools start up is the exit of an interrupted run."""
+import lzma
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+DATA = Path(__file__).resolve().parent.parent / "data"
+HEART = DATA / "heart_scale.xz"
+
+
+def run(tool, *args, cwd, stdout=subprocess.PIPE, **kw):
+    return subprocess.run([str(BIN / tool), *map(str, args)], cwd=cwd, stdout=stdout,
+                          stderr=subprocess.PIPE, text=True, timeout=300, **kw)
+
+
+def one_line(result, status):
+    assert result.returncode == status, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def heart(tmp_path):
+    path = tmp_path / "heart"
+    path.write_bytes(lzma.open(HEART).read())
+    return path
+
+
+@pytest.fixture
+def model(tmp_path, heart):
+    assert run("bsvm-train", "-q", "-s", "dcd", heart, "m", cwd=tmp_path).returncode == 0
+    return tmp_path / "m"
+
+
+def test_no_output_overwrites_an_input(tmp_path, heart, model):
+    original, trained = heart.read_bytes(), model.read_bytes()
+    os.symlink(heart, tmp_path / "link")
+    cases = [
+        (("bsvm-train", "-q", "-s", "dcd", "heart", "heart"), "training file"),
+        (("bsvm-train", "-q", "-s", "dcd", "heart", "link"), "training file"),
+        (("bsvm-train", "-q", "--budget", "5", "--monitor", "heart", "heart", "m2"),
+         "training file"),
+        (("bsvm-train", "-q", "--budget", "5", "--monitor", "m2", "heart", "m2"), "model file"),
+        (("bsvm-predict", "heart", "m", "heart"), "test file"),
+        (("bsvm-predict", "link", "m", "heart"), "test file"),
+        (("bsvm-predict", "heart", "m", "m"), "model file"),
+        (("bsvm-scale", "-s", "heart", "heart"), "data file"),
+        (("bsvm-grid", "-s", "dcd", "-log2c", "0,0,1", "-out", "heart", "heart"), "data file"),
+    ]
+    for (tool, *args), role in cases:
+        line = one_line(run(tool, *args, cwd=tmp_path), 2)
+        assert role in line and "refusing to overwrite" in line, line
+        assert heart.read_bytes() == original and model.read_bytes() == trained
+    assert not (tmp_path / "m2").exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_a_full_disk_is_one_line_naming_the_file(tmp_path, heart, model):
+    for tool, *args in [("bsvm-train", "-q", "-s", "dcd", "heart", "/dev/full"),
+                        ("bsvm-predict", "heart", "m", "/dev/full"),
+                        ("bsvm-scale", "-s", "/dev/full", "heart"),
+                        ("bsvm-grid", "-q", "-s", "dcd", "-log2c", "0,0,1", "-out", "/dev/full",
+                         "heart")]:
+        with open(os.devnull, "w") as devnull:
+            line = one_line(run(tool, *args, cwd=tmp_path, stdout=devnull), 1)
+        assert line.startswith("/dev/full: cannot write") and \
+            line.endswith(": No space left on device"), (tool, line)
+    # standard output on a full disk
+    for tool, *args in [("bsvm-scale", "heart"), ("bsvm-train", "-q", "-s", "dcd", "heart", "-"),
+                        ("bsvm-train", "-q", "-s", "dcd", "-v", "3", "heart")]:
+        with open("/dev/full", "w") as full:
+            line = one_line(subprocess.run([str(BIN / tool), *args], cwd=tmp_path,
+                                           stdout=full, stderr=subprocess.PIPE, text=True), 1)
+        assert line == "<stdout>: cannot write: No space left on device", (tool, line)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["heart", "m"]   # no temporary file
+
+
+def test_a_file_size_limit_is_one_line_and_no_file(tmp_path, heart):
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+    result = subprocess.run([str(BIN / "bsvm-train"), "-q", "--budget", "20", "heart", "big"],
+                            cwd=tmp_path, capture_output=True, text=True, preexec_fn=limit)
+    assert one_line(result, 1) == "big: cannot write: File too large"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["heart"]
+
+
+def test_a_closed_standard_output_is_a_write_error(tmp_path, heart):
+    def closed(*args):
+        return subprocess.run([str(BIN / args[0]), *args[1:]], cwd=tmp_path, stdout=None,
+                              stderr=subprocess.PIPE, text=True, pass_fds=(),
+                              preexec_fn=lambda: os.close(1))
+    for args in [("bsvm-train", "-q", "-s", "dcd", "-v", "3", "heart"),
+                 ("bsvm-scale", "heart"),
+                 ("bsvm-train", "-q", "-s", "dcd", "heart", "-")]:
+        line = one_line(closed(*args), 1)
+        assert line == "<stdout>: cannot write: standard output is closed", (args, line)
+    # nothing for stdout: nothing fails
+    assert closed("bsvm-train", "-q", "-s", "dcd", "heart", "m").returncode == 0
+    assert (tmp_path / "m").exists()
+
+
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)     # as a terminal gives it (test_signals.py)
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.2])
+def test_ctrl_c_while_starting_up_is_one_line(tmp_path, heart, delay):
+    # at these delays the tool is importing numpy and scipy (its start-up takes 0.3 s or more)
+    process = subprocess.Popen([str(BIN / "bsvm-train"), "-q", "-s", "dcd", "heart", "m"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, preexec_fn=_default_sigint)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    if process.returncode == 0:
+        pytest.skip("the command had finished before the signal")
+    assert process.returncode == 130, err
+    assert err == "interrupted\n"
+    assert not (tmp_path / "m").exists()
+
+
+def test_scale_reads_a_named_pipe_twice(tmp_path, heart):
+    expected = run("bsvm-scale", "heart", cwd=tmp_path)
+    assert expected.returncode == 0 and expected.stdout.count("\n") == 270
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    process = subprocess.Popen([str(BIN / "bsvm-scale"), "fifo"], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with open(fifo, "wb") as writer:
+        writer.write(heart.read_bytes())
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert out == expected.stdout
+
+
+@pytest.mark.parametrize("args, words", [(("-r", "-", "-"), "standard input"),
+                                         (("-s", "-", "heart"), "-s -")])
+def test_scale_stdin_and_stdout_clashes_are_usage_errors(tmp_path, heart, args, words):
+    assert words in one_line(run("bsvm-scale", *args, cwd=tmp_path, stdin=subprocess.DEVNULL), 2)
