@@ -165,6 +165,15 @@ def _open_output(fd, binary):
         raise
 
 
+def is_pipe(path):
+    """Whether ``path`` names a pipe (a FIFO, or bash's <(command) as /dev/fd/N): it can be
+    read only once."""
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False           # a missing file: reading it reports the error
+
+
 def check_not_an_input(output, inputs):
     """Raise ParameterError (a usage error) when the output (role, path) names the same file as
     one of the inputs (role, path), through links and other names: writing it would destroy

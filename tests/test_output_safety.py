@@ -18,9 +18,9 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 HEART = DATA / "heart_scale.xz"
 
 
-def run(tool, *args, cwd, stdout=subprocess.PIPE, **kw):
+def run(tool, *args, cwd, stdout=subprocess.PIPE, timeout=300, **kw):
     return subprocess.run([str(BIN / tool), *map(str, args)], cwd=cwd, stdout=stdout,
-                          stderr=subprocess.PIPE, text=True, timeout=300, **kw)
+                          stderr=subprocess.PIPE, text=True, timeout=timeout, **kw)
 
 
 def one_line(result, status):
@@ -149,3 +149,10 @@ def test_scale_reads_a_named_pipe_twice(tmp_path, heart):
                                          (("-s", "-", "heart"), "-s -")])
 def test_scale_stdin_and_stdout_clashes_are_usage_errors(tmp_path, heart, args, words):
     assert words in one_line(run("bsvm-scale", *args, cwd=tmp_path, stdin=subprocess.DEVNULL), 2)
+
+
+def test_stream_training_refuses_a_pipe(tmp_path):
+    # --stream reads its file once per epoch: a pipe would hang on the second pass
+    os.mkfifo(tmp_path / "fifo")
+    line = one_line(run("bsvm-train", "--stream", "fifo", "m", cwd=tmp_path, timeout=60), 2)
+    assert "pipe" in line

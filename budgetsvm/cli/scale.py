@@ -5,9 +5,7 @@ the file. Standard input and named pipes cannot be read twice: they are spooled 
 file first, except with -r, which needs only the output pass.
 """
 import contextlib
-import os
 import shutil
-import stat
 import sys
 import tempfile
 
@@ -24,7 +22,7 @@ from budgetsvm.scale import dumps_scaling, fit_scaling, format_rows, load_scalin
 def _rereadable(path):
     """A path that can be read twice: stdin, and a pipe given by name (a FIFO, or bash's
     <(command) as /dev/fd/N), are copied to a temporary file."""
-    if path != "-" and not _is_pipe(path):
+    if path != "-" and not fileio.is_pipe(path):
         yield path
         return
     if path != "-":
@@ -38,13 +36,6 @@ def _rereadable(path):
         shutil.copyfileobj(sys.stdin.buffer, spool, 1 << 20)
         spool.flush()
         yield spool.name
-
-
-def _is_pipe(path):
-    try:
-        return stat.S_ISFIFO(os.stat(path).st_mode)
-    except OSError:
-        return False           # a missing file: reading it reports the error
 
 
 def _blocks(path, shown):

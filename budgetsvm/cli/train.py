@@ -6,7 +6,7 @@ import click
 import numpy as np
 
 from budgetsvm import io, model_io, solvers, threads
-from budgetsvm.fileio import atomic_output, check_not_an_input, check_output_path
+from budgetsvm.fileio import atomic_output, check_not_an_input, check_output_path, is_pipe
 from budgetsvm.cli.common import info, run
 from budgetsvm.params import OPTIONS, TrainParams, check_params, option_notices
 from budgetsvm.progress import task_progress
@@ -292,9 +292,9 @@ def _check_stream_usage(params, training_file, folds, probability, monitor_file)
     if not solvers.get(params.solver).streamable:
         raise click.UsageError("--stream is available for -s " + " and -s ".join(
             n for n in solvers.names() if solvers.get(n).streamable) + " only (an online method)")
-    if training_file == "-":
+    if training_file == "-" or is_pipe(training_file):
         raise click.UsageError("--stream reads the training file once per epoch (plus a "
-                               "first pass): give a file, not -")
+                               "first pass): give a file, not - or a pipe")
     for given, option in ((folds is not None, "-v"), (probability == "1", "-b 1"),
                           (monitor_file, "--monitor")):
         if given:
