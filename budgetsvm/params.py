@@ -128,8 +128,12 @@ def check_params(p: TrainParams):
     if not math.isfinite(p.bias):
         raise ParameterError(f"-B must be a finite number, got {p.bias}")
     for label, weight in p.class_weights.items():
+        if not math.isfinite(label):
+            raise ParameterError(f"-w: the label {label:g} is not a finite number")
         if not (math.isfinite(weight) and weight > 0):
             raise ParameterError(f"-w{label:g} must be positive, got {_number(weight)}")
+    if not math.isfinite(p.coef0):
+        raise ParameterError(f"-r must be a finite number, got {p.coef0}")
     if p.max_iter < 0:
         raise ParameterError(f"--max-iter must be >= 0, got {p.max_iter}")
     if p.budget < 1:

@@ -162,6 +162,18 @@ def small_classes(y, nr_fold):
     return [v for v, c in zip(values, counts) if c < nr_fold]
 
 
+def fold_predictions(X, y, test, params, callback=None):
+    """Labels of the rows ``test`` (a boolean mask) predicted by a model trained on the others.
+    A training part with a single class predicts it for every row, as the one-class model that
+    LIBSVM and LIBLINEAR train there does (a class rarer than the folds is absent from some
+    training parts); training refuses one class."""
+    present = np.unique(y[~test])
+    if len(present) == 1:
+        return np.full(int(np.count_nonzero(test)), present[0])
+    model = train(X[~test], y[~test], params, callback=callback)
+    return predict_scored(model, X[test])
+
+
 def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=None):
     """Predicted label of every row, each by a model trained without its fold.
 
@@ -180,8 +192,7 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
         if not test.any():
             return
         try:
-            model = train(X[~test], y[~test], params, callback=callback)
-            predicted[test] = predict_scored(model, X[test])
+            predicted[test] = fold_predictions(X, y, test, params, callback=callback)
         except TrainingDiverged as exc:
             raise TrainingDiverged(f"fold {f + 1} of {nr_fold}: {exc}") from None
         if on_fold is not None:

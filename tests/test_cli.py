@@ -105,6 +105,28 @@ def test_more_folds_than_rows_is_leave_one_out_as_liblinear(tmp_path, tool):
     assert float(rate.group(1)) == pytest.approx(theirs, abs=1e-3)     # %g: 6 digits
 
 
+def test_a_fold_whose_training_part_has_one_class_predicts_it_as_liblinear(tmp_path):
+    # One row of class -1: in leave-one-out its fold trains on +1 rows only. LIBLINEAR trains a
+    # one-class model there, which predicts +1; so must we (not fail with "only one class").
+    liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+    rows = __import__("lzma").open(DATA / "heart_scale.xz").read().decode().splitlines()
+    plain = tmp_path / "rare"
+    plain.write_text("\n".join([r for r in rows if r.startswith("+1")][:30]
+                               + [next(r for r in rows if r.startswith("-1"))]) + "\n")
+    y, x = liblinearutil.svm_read_problem(str(plain))
+    theirs = liblinearutil.train(y, x, "-s 3 -c 1 -e 0.00001 -v 31 -q")
+    for tool, extra in (("bsvm-train", []),
+                        ("bsvm-grid", ["-log2c", "0,0,1", "-log2g", "null", "-out", "null"])):
+        result = run(tool, "-q", "-s", "dcd", "-e", "0.00001", "-v", "31", *extra, plain,
+                     cwd=tmp_path)
+        assert result.returncode == 0, result.stderr.decode()
+        out = result.stdout.decode()
+        rate = re.search(r"Accuracy = ([\d.]+)%$", out, re.M) if tool == "bsvm-train" \
+            else re.search(r"^1\.0 ([\d.]+)$", out, re.M)
+        assert float(rate.group(1)) == pytest.approx(theirs, abs=1e-3)
+        assert theirs < 100          # the lone -1 row is predicted +1
+
+
 def test_glued_class_weight_changes_the_model(tmp_path):
     plain, weighted = tmp_path / "a", tmp_path / "b"
     run("bsvm-train", "-s", "dcd", "-q", DATA / "heart_scale.xz", plain)

@@ -34,12 +34,11 @@ def rate_from_correct(correct, n):
 def fold_correct(X, y, fold_of_row, params, fold):
     """Rows of ``fold`` predicted right by a model trained on the other folds (TrainingDiverged
     when that model or its decision values are not finite)."""
-    from budgetsvm.train import predict_scored, train
+    from budgetsvm.train import fold_predictions
     test = fold_of_row == fold
     if not test.any():
         return 0
-    model = train(X[~test], y[~test], params)
-    return int(np.count_nonzero(predict_scored(model, X[test]) == y[test]))
+    return int(np.count_nonzero(fold_predictions(X, y, test, params) == y[test]))
 
 
 def fold_outcome(X, y, fold_of_row, params, fold):
