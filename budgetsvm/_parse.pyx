@@ -7,6 +7,8 @@ first malformed line, reporting an error code and the offending token's position
     label [qid:N] index:value index:value ... [# comment]
 
 Separators are spaces, tabs and a trailing CR; indices are 1-based and strictly ascending.
+A value is read on its own line only: 'index:' followed by the line end (after optional blanks)
+is an error of that line (MISSING_VALUE), as in LIBSVM's read_problem.
 
 parse_dense_rows and parse_sv_rows read the data sections of model files (weight lines of
 linear models, SV lines of kernel models) the same way: whole lines into preallocated arrays,
@@ -32,6 +34,7 @@ cdef enum:
     INDEX_TOO_LARGE = 8
     LABEL_NOT_FINITE = 9
     BAD_QID = 10
+    MISSING_VALUE = 11
 
 cdef int64_t MAX_INDEX = 2147483647
 
@@ -163,7 +166,13 @@ def parse_block(const unsigned char[::1] buf, double[::1] labels, int64_t[::1] i
                     error = NOT_ASCENDING
                     break
                 pos += 1
-                # value
+                # value: blanks may precede it on this line, but strtod would also skip the
+                # line end and take the next line's label as the value ('1:' ending a line)
+                while is_space(p[pos]):
+                    pos += 1
+                if p[pos] == b'\n':
+                    error = MISSING_VALUE
+                    break
                 v = strtod(<const char*>(p + pos), &endp)
                 if <Py_ssize_t>(<const unsigned char*>endp - p) == pos or \
                         not ends_token((<const unsigned char*>endp)[0]) or \

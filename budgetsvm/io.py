@@ -7,8 +7,9 @@ Policy (documented in README.md, "Data files"):
 * spaces and tabs separate tokens; CRLF line ends, trailing whitespace, blank lines and ``#``
   comments (to the end of the line) are accepted; ``qid:N`` is accepted and ignored;
 * anything else is an error ``FILE:LINE: problem`` (DataFormatError): a non-numeric, NaN or
-  infinite label or value, a missing colon, a non-integer, non-positive, repeated, descending or
-  absurd (> 2^31-1) index;
+  infinite label or value, a missing colon, a missing value (``index:`` ending its line: the
+  value is never taken from the next line), a non-integer, non-positive, repeated, descending
+  or absurd (> 2^31-1) index;
 * ``.gz``, ``.bz2`` and ``.xz`` are decompressed transparently; ``-`` reads standard input.
 
 The result is a scipy CSR matrix (float64 values; int32 column indices while nnz < 2^31, int64
@@ -41,6 +42,7 @@ _MESSAGES = {
     8: "index too large (> 2147483647): {tok}",
     9: "label is not finite: {tok}",
     10: "qid must be a non-negative integer: {tok}",
+    11: "value is missing after {tok}",
 }
 
 

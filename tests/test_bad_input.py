@@ -36,8 +36,8 @@ class Result:
 def run_here(capfdbinary, monkeypatch):
     """Run a command's main() in this process (same code path as the executable, without the
     start-up cost): returns its exit status and captured output."""
-    from budgetsvm.cli import predict, train
-    mains = {"bsvm-train": train.main, "bsvm-predict": predict.main}
+    from budgetsvm.cli import predict, scale, train
+    mains = {"bsvm-train": train.main, "bsvm-predict": predict.main, "bsvm-scale": scale.main}
 
     def invoke(tool, *args, cwd):
         monkeypatch.chdir(cwd)
@@ -82,7 +82,7 @@ GOOD = b"".join(b"%d 1:%d 2:0.5\n" % (1 if i % 2 else -1, i) for i in range(2000
 # (file name, bytes, expected line number or None, words the one-line message must contain)
 EXTRA_CASES = {
     "truncated_last_line": ("t.txt", b"1 1:1 2:2\n-1 1:3 2", 2, "missing ':'"),
-    "truncated_after_colon": ("t.txt", b"1 1:1\n-1 1:", 2, "value is not a number"),
+    "truncated_after_colon": ("t.txt", b"1 1:1\n-1 1:", 2, "value is missing after '1:'"),
     "corrupt_gz": ("c.gz", _corrupt(_gzip(GOOD * 5)), None, "cannot read"),
     "corrupt_xz": ("c.xz", _corrupt(lzma.compress(GOOD * 5)), None, "cannot read"),
     "corrupt_bz2": ("c.bz2", _corrupt(bz2.compress(GOOD * 5)), None, "cannot read"),
@@ -151,6 +151,93 @@ def test_directory_missing_and_empty_stdin(tmp_path):
     assert "no such file" in one_line_error(run("bsvm-train", "-s", "dcd", tmp_path / "x",
                                                 "m", cwd=tmp_path))
     assert "no data" in one_line_error(run("bsvm-train", "-s", "dcd", "-", "m", cwd=tmp_path))
+    assert list(tmp_path.iterdir()) == []
+
+
+# 'index:' ending its line (issue: it swallowed the next line, whose label became the value):
+# an error of that line through every reader, whatever the block the line ends.
+
+MISSING_VALUE_CASES = sorted(name for name in MALFORMED if name.startswith("value_empty"))
+
+# How each command meets a data file: (arguments before the data file, after it); the model of
+# bsvm-predict is put in by the test.
+READERS = {
+    "train": (["bsvm-train", "-s", "dcd", "-q"], ["out.model"]),
+    "train_stream": (["bsvm-train", "-q", "--stream", "--stream-buffer", "1"], ["out.model"]),
+    "predict": (["bsvm-predict"], ["MODEL", "out"]),
+    "scale": (["bsvm-scale"], []),
+}
+
+
+def _read_with(reader, path, model, runner):
+    before, after = READERS[reader]
+    after = [model if a == "MODEL" else a for a in after]
+    return runner(before[0], *before[1:], path, *after)
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("case", MISSING_VALUE_CASES)
+def test_missing_value_is_an_error_of_its_line(tmp_path, case, reader, run_here, heart_model):
+    content, line, words = MALFORMED[case]
+    path = tmp_path / "bad.txt"
+    path.write_bytes(content.encode())
+    result = _read_with(reader, path, heart_model,
+                        lambda *args: run_here(*args, cwd=tmp_path))
+    message = one_line_error(result)
+    assert message == f"{path}:{line}: {words}", message
+    assert result.stdout == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_missing_value_reported_by_the_commands(tmp_path, reader, heart_model):
+    # the report's file, through the installed commands
+    path = tmp_path / "merged.txt"
+    path.write_bytes(b"+1 1:\n-1 2:2\n+1 1:1\n-1 1:3\n")
+    result = _read_with(reader, path, heart_model,
+                        lambda *args: run(*args, cwd=tmp_path))
+    assert one_line_error(result) == f"{path}:1: value is missing after '1:'"
+    assert result.stdout == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["merged.txt"]
+
+
+BIG_BLOCK = 8 << 20         # bsvm-scale's blocks (io.BLOCK_BYTES); the others read 1 MiB ones
+
+
+def _multi_block_file(folder, bad_line_end):
+    """A file of about 9 MiB whose line "-1 1:1 3:" ends (its newline included) at byte
+    bad_line_end; returns (path, its line number)."""
+    bad = b"-1 1:1 3:\n"
+    good = b"+1 1:1 2:0.5\n-1 1:2 2:-1\n"
+    pairs = (bad_line_end - len(bad) - 16) // len(good)
+    pad = bad_line_end - len(bad) - pairs * len(good)         # one padding line
+    head = good * pairs + b"1 2:1" + b" " * (pad - 6) + b"\n"
+    assert len(head) + len(bad) == bad_line_end
+    path = folder / f"big{bad_line_end}.txt"
+    path.write_bytes(head + bad + good * ((BIG_BLOCK + (1 << 20) - bad_line_end) // len(good)))
+    return path, head.count(b"\n") + 1
+
+
+@pytest.fixture(scope="module")
+def multi_block_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("blocks")
+    # the last line of a block for every reader (8 MiB is a multiple of 1 MiB), and a line in
+    # the middle of a block
+    return {"block_end": _multi_block_file(folder, BIG_BLOCK),
+            "mid_block": _multi_block_file(folder, (9 << 19) + 1001)}
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("where", ["block_end", "mid_block"])
+def test_missing_value_in_a_multi_block_file(tmp_path, multi_block_files, where, reader,
+                                             run_here, heart_model):
+    path, line = multi_block_files[where]
+    from budgetsvm import io
+    assert io.READ_BLOCK_BYTES == 1 << 20 and io.BLOCK_BYTES == BIG_BLOCK
+    result = _read_with(reader, path, heart_model,
+                        lambda *args: run_here(*args, cwd=tmp_path))
+    assert one_line_error(result) == f"{path}:{line}: value is missing after '3:'"
+    assert result.stdout == b""
     assert list(tmp_path.iterdir()) == []
 
 

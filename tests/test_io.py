@@ -6,12 +6,13 @@ import lzma
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from budgetsvm.errors import DataFormatError
 from budgetsvm.io import iter_problem_chunks, read_problem, write_problem
 from corpus import MALFORMED
+from reference.data import MissingValue, read_libsvm_lines
 
 
 def write(tmp_path, text, name="data.txt"):
@@ -104,6 +105,115 @@ def test_malformed_line(tmp_path, case):
     assert message.startswith(f"{path}:{line}: "), message
     assert words in message
     assert "\n" not in message
+
+
+def test_value_after_blanks_on_its_line(tmp_path):
+    # as LIBSVM's strtok(NULL, " \t"): blanks may separate a value from its colon on one line
+    X, y = read_problem(write(tmp_path, "1 1: 2\n-1 1:\t3 2:  4\r\n1 2: \t-5 # c\n"))
+    np.testing.assert_array_equal(y, [1, -1, 1])
+    np.testing.assert_array_equal(X.toarray(), [[2, 0], [3, 4], [0, -5]])
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", " \n", "\t\r\n", ""])
+@pytest.mark.parametrize("zero_based", [False, True])
+def test_missing_value_line_number_at_every_block_size(tmp_path, ending, zero_based):
+    # 'index:' ends line 12, before more lines (or at the end of the file without a newline):
+    # the error names line 12 whichever block the line falls in, the last line of a block too
+    # (the strtod after the colon must not read on into the lines carried to the next block)
+    from budgetsvm import io
+    head = "1 1:1 2:0.5\n-1 2:2\n" * 5 + "# comment\n" + "-1 1:1 3:" + ending
+    content = head + ("1 1:1 2:0.5\n-1 2:2\n" * 5 if ending else "")
+    path = write(tmp_path, content)
+    sizes = range(8, len(content) + 16)
+    # block_bytes == len(head): the first block ends with the bad line (its newline included)
+    assert len(head) in sizes and head.endswith("\n" if ending else ":")
+    for block_bytes in sizes:
+        with pytest.raises(DataFormatError) as err:
+            list(io.iter_blocks(path, zero_based, block_bytes))
+        assert str(err.value) == f"{path}:12: value is missing after '3:'", block_bytes
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_missing_value_at_a_block_end_with_threads(tmp_path, monkeypatch, n_threads):
+    from budgetsvm import io, threads
+    head = "1 1:1 2:0.5\n-1 2:2\n" * 200 + "-1 1:1 3: \r\n"
+    path = write(tmp_path, head + "1 1:1 2:0.5\n-1 2:2\n" * 200)
+    for block_bytes in (len(head), len(head) // 2, len(head) // 3, 97):
+        monkeypatch.setattr(io, "READ_BLOCK_BYTES", block_bytes)
+        with threads.pool(n_threads), pytest.raises(DataFormatError) as err:
+            read_problem(path)
+        assert str(err.value) == f"{path}:401: value is missing after '3:'", block_bytes
+
+
+_BLANKS = st.sampled_from([" ", "\t", "  ", " \t", "\t\v "])
+_GAPS = st.sampled_from(["", "", "", " ", "\t", " \t "])      # colon to value, one line
+_ENDS = st.sampled_from(["\n", "\n", "\r\n", " \n", "\t\r\n", " # note 1:\n", "#x\r\n"])
+_EXTRA = st.sampled_from(["", "", "", "", "\n", "\r\n", " \t\n", "# 1:2\n"])
+_NUMBERS = st.floats(allow_nan=False, allow_infinity=False) | st.integers(-1000, 1000)
+_ROWS = st.lists(st.tuples(_NUMBERS, st.dictionaries(st.integers(1, 40), _NUMBERS, max_size=6),
+                           st.booleans()), min_size=1, max_size=20)
+
+
+@st.composite
+def _libsvm_text(draw, missing_value=False):
+    """Well-formed LIBSVM text with random blanks, line ends, comments, blank lines and qid;
+    with missing_value, one line ends with 'index:' (then blanks, no comment)."""
+    rows = draw(_ROWS)
+    bad = draw(st.integers(0, len(rows) - 1)) if missing_value else -1
+    lines = [draw(_EXTRA)]
+    for r, (label, features, qid) in enumerate(rows):
+        parts = [draw(st.sampled_from(["", " ", "\t"])), repr(label)]
+        if qid:
+            parts.append(draw(_BLANKS) + "qid:%d" % draw(st.integers(0, 99)))
+        parts += [draw(_BLANKS) + f"{j}:" + draw(_GAPS) + repr(features[j])
+                  for j in sorted(features)]
+        if r == bad:
+            parts.append(draw(_BLANKS) + "%d:" % (max(features, default=0) + 1)
+                         + draw(st.sampled_from(["", " ", "\t", " \r", "\r"])))
+            end = draw(st.sampled_from(["\n", "\r\n"]))
+        else:
+            end = draw(_ENDS)
+        lines.append("".join(parts) + end + draw(_EXTRA))
+    text = "".join(lines)
+    if draw(st.booleans()):
+        text = text[:-1] if text.endswith("\n") else text    # no newline after the last line
+    return text.encode()
+
+
+def _read_rows(path, block_bytes):
+    from budgetsvm import io
+    labels, rows = [], []
+    for block in io.iter_blocks(path, block_bytes=block_bytes):
+        labels += block.labels.tolist()
+        for i in range(len(block.labels)):
+            lo, hi = block.indptr[i], block.indptr[i + 1]
+            rows.append(dict(zip((block.indices[lo:hi] + 1).tolist(),
+                                 block.values[lo:hi].tolist())))
+    return labels, rows
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_libsvm_text(), st.integers(16, 400))
+def test_well_formed_text_reads_as_the_reference_reader(tmp_path, text, block_bytes):
+    path = write(tmp_path, text)
+    labels, rows = read_libsvm_lines(text)
+    assert _read_rows(path, block_bytes) == (labels, rows)
+    assert _read_rows(path, 1 << 20) == (labels, rows)
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_libsvm_text(missing_value=True), st.integers(16, 400))
+def test_missing_value_is_found_on_the_reference_reader_line(tmp_path, text, block_bytes):
+    path = write(tmp_path, text)
+    with pytest.raises(MissingValue) as reference:
+        read_libsvm_lines(text)
+    for size in (block_bytes, 1 << 20):
+        with pytest.raises(DataFormatError) as err:
+            _read_rows(path, size)
+        assert err.value.line == reference.value.line
+        assert err.value.problem.startswith("value is missing after "), str(err.value)
 
 
 def test_line_number_after_many_blocks(tmp_path):

@@ -397,6 +397,11 @@ MALFORMED = [
     ("text_coef", GOOD_NATIVE.replace("-0.75 1:1.5", "abc 1:1.5"), 18, "'abc' is not a number"),
     ("bad_pair", GOOD_NATIVE.replace("2:2.0", "2-2.0"), 17, "not index:value"),
     ("index_order", GOOD_NATIVE.replace("0.75 2:2.0", "0.75 2:2.0 1:1.0"), 17, "must increase"),
+    # 'index:' ending an SV line: an error of that line, not the next line's coefficient
+    ("value_at_line_end", GOOD_NATIVE.replace("0.75 2:2.0", "0.75 2:"), 17,
+     "feature '2:' is not index:value"),
+    ("value_at_line_end_blank", GOOD_NATIVE.replace("0.75 2:2.0", "0.75 2: \r"), 17,
+     "feature '2:' is not index:value"),
     ("index_zero", GOOD_NATIVE.replace("1:1.5", "0:1.5"), 18, "out of range"),
     ("index_beyond", GOOD_NATIVE.replace("1:1.5", "3:1.5"), 18, "exceeds nr_feature"),
     ("bad_param", GOOD_NATIVE.replace("param budget int 2", "param budget int two"), 15,
@@ -424,6 +429,8 @@ MALFORMED = [
     ("svm_nr_sv_sum", GOOD_LIBSVM.replace("nr_sv 1 1", "nr_sv 1 2"), 8, "adds up to 3"),
     ("svm_truncated", GOOD_LIBSVM[:-12], None, "truncated"),
     ("svm_unknown_key", GOOD_LIBSVM.replace("SV\n", "weird 1\nSV\n"), 9, "unknown key 'weird'"),
+    ("svm_value_at_line_end", GOOD_LIBSVM.replace("3:1 \n", "3: \n"), 10,
+     "feature '3:' is not index:value"),
 ]
 
 

@@ -74,6 +74,40 @@ def write_libsvm(path, X, y, digits=6):
     return path
 
 
+class MissingValue(Exception):
+    """read_libsvm_lines: line ``line`` (1-based) has an index with no value on that line."""
+
+    def __init__(self, line):
+        super().__init__(f"line {line}: value is missing")
+        self.line = line
+
+
+def read_libsvm_lines(data):
+    """LIBSVM-format bytes as (labels, rows), rows a list of {index: value} dicts, read line by
+    line as LIBSVM's read_problem does with strtok: a '#' starts a comment, blank lines are
+    skipped, tokens are separated by blanks (space, tab, CR, VT, FF), ``qid:N`` is skipped and
+    the value of ``index:`` may follow after blanks on the same line; ``index:`` ending its line
+    raises MissingValue(line). Well-formed input only otherwise (no other checks)."""
+    labels, rows = [], []
+    for number, line in enumerate(data.split(b"\n"), 1):
+        tokens = line.split(b"#", 1)[0].split()      # bytes.split(): ASCII whitespace
+        if not tokens:
+            continue
+        row, rest = {}, iter(tokens[1:])
+        for token in rest:
+            if token.startswith(b"qid:"):
+                continue
+            index, _, value = token.partition(b":")
+            if not value:
+                value = next(rest, None)
+                if value is None:
+                    raise MissingValue(number)
+            row[int(index)] = float(value)
+        labels.append(float(tokens[0]))
+        rows.append(row)
+    return labels, rows
+
+
 def pm1(y, positive):
     """Labels as ±1: +1 where y is the label `positive`, −1 elsewhere."""
     return np.where(y == positive, 1.0, -1.0)
