@@ -72,10 +72,12 @@ class Scaling:
     def values(self, v, cols):
         """Transformed values of v (array) in columns cols (kept columns only)."""
         a, b = self.a[cols], self.b[cols]
+        # overflow (limits or parameters near the range of a double) is reported by transform
         if self.kind == "standardize":
-            return (v - a) / b
+            with np.errstate(over="ignore", invalid="ignore"):
+                return (v - a) / b
         lo, up = self.lower, self.upper
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             mid = lo + (up - lo) * (v - a) / (b - a)
         return np.where(v == a, lo, np.where(v == b, up, mid))
 
@@ -83,7 +85,7 @@ class Scaling:
         if self.y is None:
             return y
         y_lower, y_upper, y_min, y_max = self.y
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             mid = y_lower + (y_upper - y_lower) * (y - y_min) / (y_max - y_min)
         return np.where(y == y_min, y_lower, np.where(y == y_max, y_upper, mid))
 
@@ -130,14 +132,16 @@ class _Stats:
         cnt = np.bincount(cols, minlength=w)
         self.count += cnt
         self.nnz += len(vals)
-        # Chan et al.'s pairwise update of mean and sum of squared deviations.
-        bmean = np.bincount(cols, weights=vals, minlength=w) / nb
-        bm2 = np.bincount(cols, weights=(vals - bmean[cols]) ** 2, minlength=w) + \
-            (nb - cnt) * bmean ** 2
-        delta = bmean - self.mean
-        total = self.n + nb
-        self.mean = self.mean + delta * (nb / total)
-        self.m2 = self.m2 + bm2 + delta ** 2 * (self.n * nb / total)
+        # Chan et al.'s pairwise update of mean and sum of squared deviations (an overflow
+        # here is reported by fit_scaling when it standardizes)
+        with np.errstate(over="ignore", invalid="ignore"):
+            bmean = np.bincount(cols, weights=vals, minlength=w) / nb
+            bm2 = np.bincount(cols, weights=(vals - bmean[cols]) ** 2, minlength=w) + \
+                (nb - cnt) * bmean ** 2
+            delta = bmean - self.mean
+            total = self.n + nb
+            self.mean = self.mean + delta * (nb / total)
+            self.m2 = self.m2 + bm2 + delta ** 2 * (self.n * nb / total)
         self.n = total
         if len(y):
             self.y_min = min(self.y_min, float(y.min()))
@@ -162,6 +166,10 @@ def fit_scaling(blocks, lower=-1.0, upper=1.0, y_range=None, standardize=False):
         y = (float(y_range[0]), float(y_range[1]), stats.y_min, stats.y_max)
     if standardize:
         sd = np.sqrt(np.maximum(stats.m2 / stats.n, 0.0))
+        overflow = ~(np.isfinite(sd) & np.isfinite(stats.mean))
+        if overflow.any():
+            raise ScaleError(f"feature {int(np.argmax(overflow)) + 1}: its values are too large "
+                             "to standardize (their variance is beyond the range of a double)")
         return Scaling("standardize", stats.mean, sd, sd > 0, y=y), stats.n, stats.nnz
     vmin, vmax = stats.minmax()
     return Scaling("minmax", vmin, vmax, vmin != vmax, lower, upper, y), stats.n, stats.nnz
@@ -206,7 +214,21 @@ def transform(scaling, X, y):
         out = out + sp.vstack(parts, format="csr")
     out.eliminate_zeros()
     out.sort_indices()
-    return out, scaling.labels(np.asarray(y, dtype=np.float64))
+    labels = scaling.labels(np.asarray(y, dtype=np.float64))
+    _check_finite(out.data, out.indices, "feature")
+    _check_finite(labels, None, "label")
+    return out, labels
+
+
+def _check_finite(values, columns, what):
+    """Scaled values beyond the range of a double (inf, or nan from inf − inf) come from limits
+    or parameters near it (-u 1e308, a restored range of 1e308): an error, not inf in the data."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.argmax(bad))
+        where = f"{what} {int(columns[i]) + 1}" if columns is not None else f"a {what}"
+        raise ScaleError(f"scaling {where} gives {values[i]:g}: beyond the range of a double "
+                         "(the scaling limits or parameters are too large)")
 
 
 def _short(v):

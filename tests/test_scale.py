@@ -202,3 +202,28 @@ def test_default_output_is_svm_scale_precision(tmp_path, bounds):
     np.testing.assert_allclose(Xs.toarray(), Xp.toarray(), rtol=5e-6, atol=0)
     if bounds == (-1.0, 1.0):
         assert len(r.stdout) < 0.9 * len(precise)
+
+
+@pytest.mark.parametrize("args", [("-u", "inf"), ("-l", "-inf", "-u", "inf"),
+                                  ("-l", "-1e308", "-u", "1e308"), ("-y", "-inf", "inf"),
+                                  ("-y", "0", "nan")])
+def test_limits_beyond_a_double_are_usage_errors(tmp_path, args):
+    r = scale(*args, HEART, cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert len(r.stderr.splitlines()) == 1 and "finite" in r.stderr
+
+
+def test_an_overflowing_scaling_is_an_error_naming_the_data_file(tmp_path):
+    # a restored minimum near the largest double: (upper - lower) * (v - min) overflows
+    (tmp_path / "p").write_text("x\n-1 1\n1 1e308 0.875\n")
+    (tmp_path / "d").write_text("+1 1:0.5\n-1 1:0.25\n")
+    r = scale("-r", "p", "d", cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == ["d: scaling feature 1 gives inf: beyond the range of a "
+                                     "double (the scaling limits or parameters are too large)"]
+    # standardizing values whose variance overflows: an error, and no parameter file
+    (tmp_path / "s").write_text("+1 1:1e200\n-1 1:-1e200\n")
+    r = scale("--standardize", "-s", "params", "s", cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout == "" and not (tmp_path / "params").exists()
+    assert r.stderr.splitlines() == ["s: feature 1: its values are too large to standardize "
+                                     "(their variance is beyond the range of a double)"]

@@ -5,6 +5,7 @@ the file. Standard input and named pipes cannot be read twice: they are spooled 
 file first, except with -r, which needs only the output pass.
 """
 import contextlib
+import math
 import shutil
 import sys
 import tempfile
@@ -15,7 +16,8 @@ from budgetsvm import fileio, io
 from budgetsvm.cli.common import info, run
 from budgetsvm.errors import DataFormatError
 from budgetsvm.fileio import atomic_output, check_not_an_input
-from budgetsvm.scale import dumps_scaling, fit_scaling, format_rows, load_scaling, transform
+from budgetsvm.scale import (ScaleError, dumps_scaling, fit_scaling, format_rows, load_scaling,
+                             transform)
 
 
 @contextlib.contextmanager
@@ -36,6 +38,15 @@ def _rereadable(path):
         shutil.copyfileobj(sys.stdin.buffer, spool, 1 << 20)
         spool.flush()
         yield spool.name
+
+
+@contextlib.contextmanager
+def _naming(data_file):
+    """A problem of the scaling itself (no data, an overflow) names the data file."""
+    try:
+        yield
+    except ScaleError as exc:
+        raise ScaleError(f"{fileio.display_name(data_file)}: {exc}") from None
 
 
 def _blocks(path, shown):
@@ -77,10 +88,15 @@ def command(lower, upper, y_range, save_file, restore_file, standardize, precise
             info("notice: -l/-u/-y/--standardize are ignored with -r: the restore file "
                  "defines the transform", False)
         scaling = load_scaling(restore_file)
-        _output(scaling, _blocks(data_file, data_file), precise)
+        with _naming(data_file):
+            _output(scaling, _blocks(data_file, data_file), precise)
         return
     lower = -1.0 if lower is None else lower
     upper = 1.0 if upper is None else upper
+    for name, pair in (("-l/-u", (lower, upper)), ("-y", y_range or (0.0, 1.0))):
+        if not (all(math.isfinite(v) for v in pair) and math.isfinite(pair[1] - pair[0])):
+            raise click.UsageError(f"{name}: the limits and their difference must be finite "
+                                   f"numbers, got {pair[0]:g} and {pair[1]:g}")
     if standardize and (lower != -1.0 or upper != 1.0):
         raise click.UsageError("-l/-u do not apply with --standardize")
     if not upper > lower:
@@ -88,7 +104,7 @@ def command(lower, upper, y_range, save_file, restore_file, standardize, precise
                                f"-u {upper:g} (upper must be greater)")
     if y_range is not None and not y_range[1] > y_range[0]:
         raise click.UsageError("inconsistent -y specification (y_upper must be greater)")
-    with _rereadable(data_file) as path:
+    with _rereadable(data_file) as path, _naming(data_file):
         scaling, n_rows, nnz = fit_scaling(_blocks(path, data_file), lower, upper, y_range,
                                            standardize)
         if save_file is not None:
