@@ -43,6 +43,22 @@ from budgetsvm.labels import format_label
 
 # Dense fill of densified features is built at most this many entries at a time.
 MAX_FILL_ENTRIES = 1 << 22
+# Per-feature statistics and parameters are arrays over every index up to the largest, as
+# svm-scale keeps them (about 40 bytes per index in the first pass); beyond this many bytes a
+# file is refused rather than left to exhaust the memory.
+MAX_FEATURE_BYTES = 4 * 1024 ** 3
+FEATURE_BYTES = 40
+# The largest feature index of the LIBSVM format (as the data reader's).
+MAX_INDEX = 2 ** 31 - 1
+
+
+def check_width(width, where):
+    """Raise ScaleError when per-feature arrays up to index ``width`` would be too large."""
+    needed = FEATURE_BYTES * int(width)
+    if needed > MAX_FEATURE_BYTES:
+        raise ScaleError(f"{where}feature index {width} would need {needed / 1024 ** 3:.1f} GB "
+                         "of per-feature statistics (one entry per index up to the largest, "
+                         "as svm-scale keeps them)")
 
 
 class ScaleError(BsvmError):
@@ -111,6 +127,7 @@ class _Stats:
     def _grow(self, width):
         if width <= self.width:
             return
+        check_width(width, "")
         extra = width - self.width
         self.vmin = np.concatenate([self.vmin, np.full(extra, np.inf)])
         self.vmax = np.concatenate([self.vmax, np.full(extra, -np.inf)])
@@ -338,6 +355,9 @@ def load_scaling(path):
         index = int(parts[0])
         if index <= prev:
             fail(i, f"indices must be ascending and >= 1, got {index}")
+        if index > MAX_INDEX:
+            fail(i, f"index {index} is beyond the largest of the LIBSVM format ({MAX_INDEX})")
+        check_width(index, f"{path}:{i}: ")
         a, b = numbers(i, 3, "index and two numbers")[1:]
         if kind == "standardize" and not b > 0:
             fail(i, f"sd must be positive, got {b:g}")

@@ -227,3 +227,18 @@ def test_an_overflowing_scaling_is_an_error_naming_the_data_file(tmp_path):
     assert r.returncode == 1 and r.stdout == "" and not (tmp_path / "params").exists()
     assert r.stderr.splitlines() == ["s: feature 1: its values are too large to standardize "
                                      "(their variance is beyond the range of a double)"]
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("p", "x\n-1 1\n99999999999999999999 -1 1\n",
+     "p:3: index 99999999999999999999 is beyond the largest of the LIBSVM format"),
+    ("p", "x\n-1 1\n2147483647 -1 1\n", "p:3: feature index 2147483647 would need 80.0 GB"),
+    ("d", None, "d: feature index 2147483647 would need 80.0 GB")])
+def test_feature_indices_whose_arrays_would_not_fit_are_refused(tmp_path, name, text, message):
+    # per-feature arrays reach the largest index (as svm-scale's): refused before allocating
+    (tmp_path / "d").write_text("+1 2147483647:1\n-1 1:1\n")
+    if text is not None:
+        (tmp_path / name).write_text(text)
+    r = scale(*(["-r", name] if name == "p" else []), "d", cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr
+    assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith(message), r.stderr
