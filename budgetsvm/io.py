@@ -47,7 +47,12 @@ _MESSAGES = {
 
 
 def _show(raw):
-    text = raw.decode("utf-8", "backslashreplace")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        # bytes that are not UTF-8: as Python shows bytes ('\xff' once, not escaped twice)
+        shown = repr(raw if len(raw) <= 40 else raw[:37] + b"...")[1:]
+        return shown + " (bytes that are not text: is this a LIBSVM data file?)"
     if text.startswith("\ufeff"):
         return "'\\ufeff...' (a UTF-8 byte order mark: save the file without it)"
     return repr(text if len(text) <= 40 else text[:37] + "...")
@@ -128,8 +133,14 @@ def _parse_buffer(path, buf, length, line_no, offset, n_lines, max_nnz):
         offset)
     if error:
         tok = _show(buf[start:end])
-        raise DataFormatError(path, line_no + lines + 1,
-                              _MESSAGES[error].format(tok=tok, prev=prev))
+        message = _MESSAGES[error].format(tok=tok, prev=prev)
+        line_start = bytes(buf[:start]).rfind(b"\n") + 1
+        line_end = bytes(buf[:length]).find(b"\n", start)
+        if b"\r" in bytes(buf[line_start:line_end]).rstrip(b"\r"):
+            # a CR inside the line: lines that end with CR alone run together
+            message += " (the line holds a CR: old Mac line ends? convert them to LF, e.g. " \
+                       "with tr '\\r' '\\n')"
+        raise DataFormatError(path, line_no + lines + 1, message)
     block.labels = block.labels[:n_rows]
     block.indptr = block.indptr[:n_rows + 1]
     block.indices = block.indices[:nnz]

@@ -36,5 +36,9 @@ MALFORMED = {
     "binary_garbage": (b"\x00\x01\x02\xff\n", 1, "label is not a number"),
     "utf8_bom": (b"\xef\xbb\xbf1 1:1\n", 1, "byte order mark"),
     "latin1": ("1 1:1\n1 1:\xe9\n".encode("latin-1"), 2, "value is not a number"),
+    # bytes that are not UTF-8 are shown as Python shows bytes: one backslash
+    "not_utf8": (b"+1 1:\xff\xfe\n", 1, "value is not a number: '1:\\xff\\xfe' (bytes that"),
+    # lines ended by CR alone run together: the message says why
+    "cr_line_ends": (b"+1 1:1\r-1 1:2\r", 1, "the line holds a CR: old Mac line ends?"),
     "label_with_colon": ("1:1 2:1\n", 1, "label is not a number"),
 }
