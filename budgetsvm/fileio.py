@@ -200,11 +200,18 @@ def check_output_path(path):
     typo in an output path fails at once rather than after training (``-`` always passes)."""
     if path in (None, "-"):
         return
-    directory = os.path.dirname(os.path.abspath(path))
+    if not os.fspath(path):
+        raise BsvmError("cannot write to an empty file name")
+    if os.fspath(path).endswith(("/", os.sep)) and not os.path.isdir(path):
+        raise BsvmError(f"{path}: cannot write: a name ending in '/' names a directory")
     if os.path.isdir(path):
         raise BsvmError(f"{path}: cannot write: it is a directory")
+    # a symbolic link is written through, to its target: that target's directory must exist
+    linked = os.path.islink(path)
+    directory = os.path.dirname(os.path.realpath(path) if linked else os.path.abspath(path))
     if not os.path.isdir(directory):
-        missing = os.path.dirname(path) or directory
-        raise BsvmError(f"{path}: cannot write: no such directory {missing!r}")
+        missing = directory if linked else (os.path.dirname(path) or directory)
+        raise BsvmError(f"{path}: cannot write: no such directory {missing!r}"
+                        + (" (where the link points)" if linked else ""))
     if not os.access(directory, os.W_OK | os.X_OK):
         raise BsvmError(f"{path}: cannot write: permission denied (directory {directory!r})")

@@ -156,3 +156,21 @@ def test_stream_training_refuses_a_pipe(tmp_path):
     os.mkfifo(tmp_path / "fifo")
     line = one_line(run("bsvm-train", "--stream", "fifo", "m", cwd=tmp_path, timeout=60), 2)
     assert "pipe" in line
+
+
+def test_unwritable_model_paths_fail_before_training(tmp_path, heart, model):
+    kept = model.read_bytes()
+    os.symlink("/nonexistent-dir/x", tmp_path / "dangling")
+    for name, message in [("", "cannot write to an empty file name"),
+                          ("m/", "m/: cannot write: a name ending in '/' names a directory"),
+                          ("dangling", "dangling: cannot write: no such directory "
+                                       "'/nonexistent-dir' (where the link points)")]:
+        # -c 1e6 -e 1e-9 would take many seconds: the check comes first
+        result = run("bsvm-train", "-q", "-s", "dcd", "-c", "1e6", "-e", "1e-9", "heart", name,
+                     cwd=tmp_path, timeout=20)
+        assert one_line(result, 1) == message
+    assert model.read_bytes() == kept
+    # a link to a missing file in an existing directory is written through, as open() does
+    os.symlink("target", tmp_path / "link")
+    assert run("bsvm-train", "-q", "-s", "dcd", "heart", "link", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "target").read_bytes() == kept
