@@ -15,6 +15,7 @@ the lowest class index on ties.
 
 Prediction works on bounded blocks of test rows, so memory does not grow with the test size.
 """
+import contextlib
 import threading
 
 import numpy as np
@@ -40,6 +41,7 @@ LINEAR_BLOCK_ROWS = 8192
 # predict with a fresh model at the same time (bsvm-predict's blocks) compute it once, not one
 # copy of the dense SV matrix each.
 _PREPARE_LOCK = threading.Lock()
+_NO_CHANGE = contextlib.nullcontext()
 
 
 def as_csr(X):
@@ -243,9 +245,15 @@ class KernelSpec:
             return G
         if kind == "rbf":
             # ||a - b||^2 = |a|^2 + |b|^2 - 2 a.b, clamped at 0 against rounding.
-            G *= -2.0
-            G += A_sqnorm[:, None]
-            G += B_sqnorm[None, :]
+            huge = not (np.isfinite(A_sqnorm).all() and np.isfinite(B_sqnorm).all())
+            with np.errstate(over="ignore", invalid="ignore") if huge else _NO_CHANGE:
+                G *= -2.0
+                G += A_sqnorm[:, None]
+                G += B_sqnorm[None, :]
+                if huge:
+                    # a row whose |x|^2 overflows (values near 1e154 or more): inf - inf is
+                    # nan where the distance is in fact beyond any double: k = 0 there
+                    G[np.isnan(G)] = np.inf
             np.maximum(G, 0.0, out=G)
             G *= -self.gamma
             return np.exp(G, out=G)

@@ -25,10 +25,12 @@ def canonical_csr(X):
 
 
 def row_sqnorms(X):
-    """Squared Euclidean norm of every row of CSR ``X`` (all of its columns)."""
+    """Squared Euclidean norm of every row of CSR ``X`` (all of its columns); inf where it
+    overflows (values near 1e154 or beyond), which the RBF kernel turns into k = 0."""
     n = X.shape[0]
     rows = np.repeat(np.arange(n), np.diff(X.indptr))
-    return np.bincount(rows, weights=X.data * X.data, minlength=n).astype(np.float64)
+    with np.errstate(over="ignore"):
+        return np.bincount(rows, weights=X.data * X.data, minlength=n).astype(np.float64)
 
 
 def csr_arrays(X):

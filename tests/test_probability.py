@@ -262,3 +262,21 @@ def test_no_probability_information_raises():
     model = train(X, y, TrainParams(solver="dcd"))
     with pytest.raises(BsvmError, match="no probability information"):
         probability.predict_proba(model, X)
+
+
+def test_rows_whose_norm_overflows_are_far_from_every_support_vector(tmp_path):
+    # |x|^2 of 1e308 values overflows: the RBF distance is then beyond any double, so every
+    # kernel value is 0 (as for 1e100 values, whose distance is finite but huge) and the
+    # decision value is -rho: finite probabilities, no NaN, no warning.
+    X, y = io.read_problem(HEART)
+    model = probability.train_with_probability(X, y, TrainParams(solver="bsgd", budget=15))
+    far = sp.csr_matrix(np.array([[1e308, 1e308], [1e100, 1e100], [-1e200, 3.0]]),
+                        shape=(3, X.shape[1]))
+    np.testing.assert_array_equal(model.decision_function(far)[:, 0], -model.rho[0])
+    P = probability.predict_proba(model, far)
+    assert np.isfinite(P).all() and (P == P[0]).all()
+    model_io.save_model(model, tmp_path / "m")
+    (tmp_path / "t").write_text("1 1:1e308 2:1e308\n-1 1:1e100 2:1e100\n")
+    r = cli("bsvm-predict", "-q", "-b", "1", "t", "m", "out", cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr == ""
+    assert "nan" not in (tmp_path / "out").read_text()
