@@ -134,6 +134,8 @@ def _parse_buffer(path, buf, length, line_no, offset, n_lines, max_nnz):
     if error:
         tok = _show(buf[start:end])
         message = _MESSAGES[error].format(tok=tok, prev=prev)
+        if error == 4 and offset == 0:          # --zero-based: the index read was negative
+            message = f"index must be >= 0 (--zero-based): {tok}"
         line_start = bytes(buf[:start]).rfind(b"\n") + 1
         line_end = bytes(buf[:length]).find(b"\n", start)
         if b"\r" in bytes(buf[line_start:line_end]).rstrip(b"\r"):

@@ -44,6 +44,11 @@ def test_last_line_without_newline(tmp_path):
     np.testing.assert_array_equal(X.toarray(), [[1, 0], [0, 3]])
 
 
+def test_zero_based_negative_index_message(tmp_path):
+    with pytest.raises(DataFormatError, match=r"index must be >= 0 \(--zero-based\): '-2:1'"):
+        read_problem(write(tmp_path, "1 0:1\n-1 -2:1\n"), zero_based=True)
+
+
 def test_zero_based_option(tmp_path):
     X, _ = read_problem(write(tmp_path, "1 0:1 2:3\n"), zero_based=True)
     np.testing.assert_array_equal(X.toarray(), [[1, 0, 3]])
