@@ -565,6 +565,8 @@ class _Reader:
             return self.read_libsvm()
         if not first:
             self.fail(1, "empty first line: does not look like a model file")
+        if not _is_text(lines[0]):
+            self.fail(1, "not a model file: it starts with binary data, not text")
         if b":" in lines[0] or _looks_numeric(key):
             self.fail(1, "does not look like a model file: it looks like a LIBSVM data file "
                          "(were the data and model file names swapped?)")
@@ -1032,6 +1034,16 @@ class _Reader:
         return KernelModel(labels, KernelSpec(kind, gamma, degree, coef0), sv, coef, rho,
                            "binary" if k == 2 else "ovo", "libsvm", {"svm_type": svm_type},
                            nr_sv, prob_a=prob_a, prob_b=prob_b)
+
+
+def _is_text(line):
+    """Printable ASCII and UTF-8 text with tabs (model files are ASCII; a data file may hold
+    UTF-8 comments): no control bytes, no invalid UTF-8."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(c.isprintable() or c in "\t\r" for c in text)
 
 
 def _looks_numeric(token):

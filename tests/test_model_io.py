@@ -547,3 +547,12 @@ def test_kernel_prediction_in_chunks_matches_one_block(monkeypatch):
 def load_model_text_str(text):
     from budgetsvm.model_io import loads_model
     return loads_model(text.encode(), "<test>")
+
+
+@pytest.mark.parametrize("content", [bytes(range(256)), b"\x00\x01svm_type c_svc\n",
+                                     b"\x89PNG\r\n\x1a\n\x00\x00", b"1 1:\xff\xfe\n"])
+def test_binary_data_is_not_taken_for_a_data_file(tmp_path, content):
+    (tmp_path / "m").write_bytes(content)
+    with pytest.raises(ModelFormatError, match="binary data, not text") as caught:
+        load_model(tmp_path / "m")
+    assert caught.value.line == 1
