@@ -53,6 +53,17 @@ UPDATE_ROWS = 2048
 # Blocks at least this large are allocated without numpy's request for transparent huge pages
 # (block_memory).
 SMALL_PAGES_BYTES = 4 << 20
+# The refit's errors (TrainingDiverged): the model is then not written.
+KERNEL_OVERFLOW = ("training diverged: kernel values of the support vectors are not finite "
+                   "(overflow), so the refit on them is undefined; scaled features (bsvm-scale) "
+                   "or a smaller -g, -r or -d may help")
+EIGH_FAILED = ("training diverged: the eigendecomposition of the support vectors' kernel matrix "
+               "failed in the refit; train with --polish none")
+REFIT_OVERFLOW = ("training diverged: the sums of the refit on the support vectors overflow "
+                  "(kernel values near the largest double); scaled features (bsvm-scale) or a "
+                  "smaller -g, -r or -d may help, or train with --polish none")
+NONFINITE_REFIT = ("the refit on the support vectors gave non-finite coefficients; "
+                   "train with --polish none")
 
 
 def block_memory(shape):
@@ -86,15 +97,27 @@ def kernel_block(kernel, sv, X):
             G, a_sq = dot_rows(X, start, stop, svT, out=out[start:stop])
             rbf_from_dots(G, a_sq, sv_sq, kernel.gamma)
         else:
-            kernel_rows(kernel, X, start, stop, svT, sv_sq, out=out[start:stop])
+            # an overflow (polynomial kernel) is the caller's to report, without a warning
+            with np.errstate(over="ignore", invalid="ignore"):
+                kernel_rows(kernel, X, start, stop, svT, sv_sq, out=out[start:stop])
     parallel_map(block, block_ranges(X, svT))
     return out
 
 
 def landmark_basis(K_SS):
     """(T, T⁺) with T = V_r Λ_r^(−1/2) over the eigenvalues of K_SS above EIG_RTOL·λ_max, so that
-    Tᵀ K_SS T = I_r, and T⁺ = Λ_r^(1/2) V_rᵀ (w = T⁺β is the warm start of a given β)."""
-    lam, V = np.linalg.eigh(K_SS)
+    Tᵀ K_SS T = I_r, and T⁺ = Λ_r^(1/2) V_rᵀ (w = T⁺β is the warm start of a given β).
+
+    r = 0 (T is B × 0) when K_SS has no positive eigenvalue: every kernel value of the support
+    vectors is 0 (rows without features under a linear or polynomial kernel, or underflow), so
+    f = Σ_j β_j k(·, x̃_j) is 0 and the refit is the best offset alone. TrainingDiverged when K_SS
+    is not finite (kernel overflow) or its eigendecomposition fails."""
+    if not np.all(np.isfinite(K_SS)):
+        raise TrainingDiverged(KERNEL_OVERFLOW)
+    try:
+        lam, V = np.linalg.eigh(K_SS)
+    except np.linalg.LinAlgError:
+        raise TrainingDiverged(EIGH_FAILED) from None
     if lam.size == 0 or not lam[-1] > 0:
         return np.zeros((K_SS.shape[0], 0)), np.zeros((0, K_SS.shape[0]))
     keep = lam > EIG_RTOL * lam[-1]
@@ -201,7 +224,8 @@ class _ActiveSums:
                 # sign Σ c_i z_i z_iᵀ as a rank-|chunk| update (BLAS syrk, upper triangle);
                 # the transpose of the C-ordered rows is the Fortran-ordered matrix BLAS reads
                 Z *= np.sqrt(c)[:, None]
-                target = _syrk(sign, Z.T, beta=1.0, c=target, overwrite_c=True)
+                if Z.shape[1]:     # r = 0 (f is the offset alone): M is 0 × 0, BLAS refuses it
+                    target = _syrk(sign, Z.T, beta=1.0, c=target, overwrite_c=True)
             if in_kernel_space:
                 m, q = m @ self.T, q @ self.T
             c = self.cost[rows]
@@ -247,6 +271,14 @@ def _syrk(alpha, a, **kw):
 
 def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bias=True,
                  on_iteration=None, f=None):
+    """newton_refit_ in a numpy error state that ignores overflow: its sums overflow only when the
+    kernel values are near the largest double, and that is reported as TrainingDiverged."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return newton_refit_(K, T, y, cost, w, b, max_iter, fit_bias, on_iteration, f)
+
+
+def newton_refit_(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bias=True,
+                  on_iteration=None, f=None):
     """Minimise ½‖w‖² + Σ_i cost_i max(0, 1 − y_i f_i)², f = K T w + b, over (w, b) (over w
     alone, b fixed, when fit_bias is False).
 
@@ -283,6 +315,8 @@ def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bia
         if not fit_bias:
             H[:r, r] = H[r, :r] = 0.0
             H[r, r], g[r] = 1.0, 0.0
+        if not (np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
+            raise TrainingDiverged(REFIT_OVERFLOW)     # Σ c_i z_i z_iᵀ beyond the doubles
         try:
             step = -sla.cho_solve(sla.cho_factor(H, check_finite=False), g, check_finite=False)
         except np.linalg.LinAlgError:
@@ -433,16 +467,20 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
 
     def fit_group(group_and_check):
         (sv_rows, columns), check_solver = group_and_check
-        sv_rows = np.asarray(sv_rows)
-        if sv_rows.size == 0:
-            return None
+        sv_rows = np.asarray(sv_rows, dtype=np.intp)
         rows = refit_rows(n, sv_rows.size, seed)
         Xr, yr, cr = X, y_index, cost_all
         if rows is not None:
             Xr, yr, cr = X[rows], y_index[rows], cost_all[rows]
-        S = model.sv[sv_rows]
-        K = kernel_block(model.kernel, S, Xr)
-        T, T_pinv = landmark_basis(kernel_block(model.kernel, S, S))
+        if sv_rows.size == 0:
+            # no support vector: as for rank 0, the refit is the best constant classifier
+            K, T, T_pinv = np.zeros((Xr.shape[0], 0)), np.zeros((0, 0)), np.zeros((0, 0))
+        else:
+            S = model.sv[sv_rows]
+            T, T_pinv = landmark_basis(kernel_block(model.kernel, S, S))
+            K = kernel_block(model.kernel, S, Xr)
+            if not np.all(np.isfinite(K)):
+                raise TrainingDiverged(KERNEL_OVERFLOW)
 
         def fit_column(c):
             # binary: label[0] is y = +1; 'argmax': class c against the rest
@@ -451,16 +489,16 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
             w, b, newton = newton_refit(K, T, y, cr, w0, b0, f=f0, on_iteration=None if
                                         on_iteration is None else newton_started)
             if not np.all(np.isfinite(w)) or not np.isfinite(b):
-                raise TrainingDiverged("the refit on the support vectors gave non-finite "
-                                       "coefficients; train with --polish none")
-            return T @ w, -b, newton
+                raise TrainingDiverged(NONFINITE_REFIT)
+            return T @ w, 0.0 - b, newton       # 0.0 − b: ρ = 0.0, not −0.0, when b = 0
         fitted = parallel_map(fit_column, columns)
         kept = False
         if check_solver:
             # both models' decision values on the group's rows, from its kernel block
-            F_solver = K @ model.coef[np.ix_(sv_rows, columns)] - model.rho[columns]
-            F_refit = K @ np.column_stack([beta for beta, _, _ in fitted]) - \
-                np.array([offset for _, offset, _ in fitted])
+            with np.errstate(over="ignore", invalid="ignore"):   # inf/NaN: an error there
+                F_solver = K @ model.coef[np.ix_(sv_rows, columns)] - model.rho[columns]
+                F_refit = K @ np.column_stack([beta for beta, _, _ in fitted]) - \
+                    np.array([offset for _, offset, _ in fitted])
             kept = _group_errors(F_solver, yr, columns, n_cols, cr) < \
                 _group_errors(F_refit, yr, columns, n_cols, cr)
         if not kept:                        # else the group's coefficients stay the solver's
@@ -472,8 +510,6 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
     info = {"refit_iterations": 0, "refit_rows": n, "refit_rank": [], "refit_converged": True,
             "refit_objective": 0.0, "refit_kept_solver": 0}
     for result in parallel_map(fit_group, list(zip(groups, keep_better_solver))):  # in order
-        if result is None:
-            continue
         rows, rank, newtons, kept = result
         if rows is not None:
             info["refit_rows"] = int(rows.size)

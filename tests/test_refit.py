@@ -511,3 +511,162 @@ def test_best_offset_equals_a_brute_force_search(seed):
     # and it is a stationary point: the one-sided derivatives bracket zero
     h = 1e-7
     assert (phi(b + h) - phi(b)) >= -1e-9 and (phi(b) - phi(b - h)) <= 1e-9
+
+
+# ---------------------------------------------------------------------------------------------
+# degenerate kernel matrices: rank 0 (the best constant classifier) and overflow (an error)
+# ---------------------------------------------------------------------------------------------
+
+def brute_force_offset(y, cost):
+    """argmin_b Σ_i cost_i max(0, 1 − y_i b)², by scipy's generic bounded scalar minimiser (the
+    objective is convex; the minimiser lies in [−1, 1])."""
+    from scipy.optimize import minimize_scalar
+
+    def phi(b):
+        return float(cost @ np.maximum(0.0, 1.0 - y * b) ** 2)
+    return minimize_scalar(phi, bounds=(-3.0, 3.0), method="bounded",
+                           options={"xatol": 1e-12}).x
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_newton_on_a_rank_zero_kernel_matrix_finds_the_best_constant(seed):
+    rng = np.random.default_rng(seed)
+    n, n_sv = 40, 6
+    y = np.where(rng.random(n) < 0.3 + 0.2 * seed, 1.0, -1.0)
+    cost = rng.uniform(0.5, 2.0, n)
+    T, T_pinv = refit.landmark_basis(np.zeros((n_sv, n_sv)))
+    assert T.shape == (n_sv, 0) and T_pinv.shape == (0, n_sv)
+    K = np.zeros((n, n_sv))
+    for start in (0.0, 5.0, -3.0):
+        w, b, info = refit.newton_refit(K, T, y, cost, np.zeros(0), start)
+        assert info["converged"] and w.shape == (0,)
+        assert b == pytest.approx(brute_force_offset(y, cost), abs=1e-8)
+    assert refit.best_offset(np.zeros(n), y, cost) == pytest.approx(
+        brute_force_offset(y, cost), abs=1e-8)
+
+
+def empty_rows_problem(n_classes):
+    """Rows without features (valid LIBSVM data): every linear or polynomial kernel value (r = 0)
+    is 0. Unequal class sizes and a class weight, so that the best offset is not 0."""
+    y = np.array([1.0, 1.0, -1.0, 1.0, 1.0, -1.0, 1.0, 2.0, 2.0, 1.0])
+    if n_classes == 2:
+        y = np.where(y == 2.0, -1.0, y)
+    return sp.csr_matrix((y.size, 3)), y
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_rank_zero_refit_is_the_best_constant_classifier_for_both_solvers(kernel, n_classes):
+    X, y = empty_rows_problem(n_classes)
+    labels, y_index = group_classes(y)
+    decisions = {}
+    for solver, train in (("bsgd", train_bsgd), ("bsca", train_bsca)):
+        params = TrainParams(solver=solver, kernel=kernel, maintenance="removal", budget=4,
+                             class_weights={-1.0: 1.7})
+        model = train(X, y_index, labels, params)
+        assert model.params["polish"] == "refit"
+        assert np.all(model.coef == 0.0)
+        assert all(rank == 0 for rank in model.train_info["refit_rank"])
+        cost = params.C * class_weights(labels, params)[y_index]
+        F = model.decision_function(X)
+        for c in range(F.shape[1]):
+            positive = c if F.shape[1] > 1 else 0
+            yc = np.where(y_index == positive, 1.0, -1.0)
+            np.testing.assert_allclose(F[:, c], brute_force_offset(yc, cost), atol=1e-8)
+        decisions[solver] = F
+    # bsgd keeps the rows as support vectors (K_SS = 0), bsca takes none (k(x, x) = 0): the
+    # same classifier
+    np.testing.assert_allclose(decisions["bsgd"], decisions["bsca"], atol=1e-12)
+
+
+def test_landmark_basis_refuses_a_kernel_matrix_that_is_not_finite(monkeypatch):
+    from budgetsvm.errors import TrainingDiverged
+    K_SS = np.eye(3)
+    K_SS[0, 1] = K_SS[1, 0] = np.inf
+    with pytest.raises(TrainingDiverged, match="not finite"):
+        refit.landmark_basis(K_SS)
+
+    def eigh(_):
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
+    monkeypatch.setattr(np.linalg, "eigh", eigh)
+    with pytest.raises(TrainingDiverged, match="--polish none"):
+        refit.landmark_basis(np.eye(3))
+
+
+def test_newton_refit_reports_sums_that_overflow():
+    from budgetsvm.errors import TrainingDiverged
+    kernel, X, S, y, cost = problem(3)
+    K = refit.kernel_block(kernel, S, X) * 1e300            # finite, but Σ c k kᵀ is not
+    T, _ = refit.landmark_basis(refit.kernel_block(kernel, S, S))
+    with pytest.raises(TrainingDiverged, match="overflow"):
+        refit.newton_refit(K, T, y, cost)
+
+
+def _hs60(tmp_path):
+    path = tmp_path / "hs60"
+    lines = subprocess.run(["xz", "-dc", str(DATA / "heart_scale.xz")], capture_output=True,
+                           text=True, check=True).stdout.splitlines()[:60]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _write_cli_case(tmp_path, name):
+    if name == "hs60":
+        return _hs60(tmp_path)
+    text = {"empty_rows": "+1\n-1\n+1\n+1\n",
+            "big": "+1 1:1e100 2:3\n-1 1:-1e100 2:1\n+1 1:2e100\n-1 2:5\n+1 1:1\n"}[name]
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("solver", ["bsgd", "bsca"])
+@pytest.mark.parametrize("data,args", [
+    ("empty_rows", ["-t", "0"]), ("empty_rows", ["-t", "1"]),
+    ("hs60", ["-t", "1", "--budget", "5", "-d", "100000"]),       # every kernel value underflows
+])
+def test_cli_rank_zero_trains_the_best_constant_classifier(tmp_path, solver, data, args):
+    path = _write_cli_case(tmp_path, data)
+    model_path = tmp_path / "m"
+    result = subprocess.run([str(BIN / "bsvm-train"), "-q", "-s", solver, "--maintenance",
+                             "removal", *args, str(path), str(model_path)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    from budgetsvm.model_io import load_model
+    model = load_model(str(model_path))
+    _, y = io.read_problem(str(path))
+    yc = np.where(y == model.labels[0], 1.0, -1.0)
+    assert -model.rho[0] == pytest.approx(brute_force_offset(yc, np.ones_like(yc)), abs=1e-8)
+    assert np.all(model.coef == 0.0)
+
+
+@pytest.mark.parametrize("solver,data,args", [
+    ("bsgd", "big", ["-t", "1"]),                                  # k(x̃, x̃) = inf among the SVs
+    ("bsgd", "hs60", ["-t", "1", "--budget", "5", "-g", "1e300"]),  # K_SS: ±inf (eigh failed on it)
+    ("bsgd", "hs60", ["-t", "1", "--budget", "5", "-g", "1e100"]),  # finite, its sums are not
+    ("bsca", "hs60", ["-t", "1", "--budget", "5", "-g", "1e100"]),
+])
+def test_cli_refit_on_kernel_values_that_overflow_is_one_line_error(tmp_path, solver, data, args):
+    path = _write_cli_case(tmp_path, data)
+    model_path = tmp_path / "m"
+    result = subprocess.run([str(BIN / "bsvm-train"), "-q", "-s", solver, "--maintenance",
+                             "removal", *args, str(path), str(model_path)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("training diverged: "), result.stderr
+    assert not model_path.exists()
+
+
+def test_cli_bsca_skips_the_rows_whose_kernel_overflows(tmp_path):
+    # BSCA's step on a row with k(x, x) = inf is (1 − y f)/inf = 0: such rows never become
+    # support vectors, and the refit on the others is finite (bsgd inserts them: an error above)
+    path = _write_cli_case(tmp_path, "big")
+    model_path = tmp_path / "m"
+    result = subprocess.run([str(BIN / "bsvm-train"), "-q", "-s", "bsca", "-t", "1",
+                             "--maintenance", "removal", str(path), str(model_path)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stderr == ""
+    from budgetsvm.model_io import load_model
+    model = load_model(str(model_path))
+    assert sorted(map(tuple, model.sv.toarray().tolist())) == [(0.0, 5.0), (1.0, 0.0)]
