@@ -1041,7 +1041,9 @@ def ww_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, Py_ssize_t n_
     beta[zero, :] = C_i[zero, None]
     gamma[zero] = C_i[zero] * K
     order = np.flatnonzero(~zero).astype(np.intp)
-    hist_cap = max_iter + 2 if max_iter > 0 else 64
+    # the gap history grows by doubling as evaluations happen (below): nothing proportional to
+    # max_iter is allocated, so a large --max-iter costs no memory (0 = unlimited, as LIBLINEAR)
+    hist_cap = 64
     hist_it = np.zeros(hist_cap, dtype=np.int64)
     hist_gap = np.zeros(hist_cap, dtype=np.float64)
     # scratch (numpy-owned, freed with the arrays)

@@ -2,13 +2,16 @@
 the store-size check, the model's training metadata and the progress texts."""
 from budgetsvm.errors import BsvmError
 
-# The dense SV store needs 8·d·(B+1) bytes (budgetsvm/_budget.pxd); refuse beyond this.
+# The dense SV store needs 8·(max(d, 1) + 10)·(B+1) bytes (budgetsvm/_budget.pyx: a dense row
+# and ten numbers per slot); refuse beyond this.
 MAX_STORE_BYTES = 8 * 1024 ** 3
+# numbers per slot of the store besides its dense row (norms, coefficient, origin, work rows)
+SLOT_NUMBERS = 10
 
 def check_budgeted(params, d):
     """Raise when the SV store of a run on d features would be too large (the options
     themselves are checked by params.check_params, which train() calls first)."""
-    store_bytes = 8 * d * (int(params.budget) + 1)
+    store_bytes = 8 * (max(d, 1) + SLOT_NUMBERS) * (int(params.budget) + 1)
     if params.maintenance == "projection":
         store_bytes += 16 * (int(params.budget) + 1) ** 2
     if store_bytes > MAX_STORE_BYTES:

@@ -3,6 +3,7 @@ check function run before any work (LIBSVM's check_parameter idea)."""
 import dataclasses
 import math
 import numbers
+import sys
 
 from budgetsvm import solvers
 from budgetsvm.errors import ParameterError
@@ -17,6 +18,12 @@ VARIANTS = ("pegasos", "norma", "mp")
 POLISH = ("refit", "none")
 LOSSES = ("l1", "l2")                 # dcd/acf: hinge (l1) or squared hinge (l2)
 STOPS = ("strict", "classic")         # dcd's stopping test
+# The largest values of the integer options, the C types the compiled cores take them in: the
+# kernel degree is a C int (as in LIBSVM), and so are --epochs (the n·epochs steps then stay far
+# inside the cores' 64-bit step counts) and --budget (the SV store's slots; LIBSVM's counts are
+# ints); --max-iter is a Py_ssize_t (any value is "practically unlimited", as 0 is exactly).
+INT_MAX = 2**31 - 1
+SSIZE_MAX = sys.maxsize
 WW_SUBSOLVERS = ("walrus", "iterative")
 ON_NONE = ("on", "none")              # --acf-shrink, --ww-shrink
 
@@ -97,6 +104,12 @@ def _positive(name, value):
         raise ParameterError(f"{name} must be positive, got {_number(value)}")
 
 
+def _in_range(name, value, low, high, what=""):
+    """ParameterError unless low <= value <= high (an integer option); what: a note on the range."""
+    if not low <= value <= high:
+        raise ParameterError(f"{name} must be from {low} to {high}{what}, got {value}")
+
+
 def _one_of(name, value, choices):
     if value not in choices:
         raise ParameterError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
@@ -123,8 +136,7 @@ def check_params(p: TrainParams):
             if str(p.kernel).lower() in ("4", "precomputed") else ""
         raise ParameterError(f"-t: unknown kernel {p.kernel!r}{hint}; use 0-3 or "
                              f"{', '.join(KERNELS)}")
-    if p.degree < 0:
-        raise ParameterError(f"-d must be non-negative, got {p.degree}")
+    _in_range("-d", p.degree, 0, INT_MAX)
     if not math.isfinite(p.bias):
         raise ParameterError(f"-B must be a finite number, got {p.bias}")
     for label, weight in p.class_weights.items():
@@ -134,12 +146,9 @@ def check_params(p: TrainParams):
             raise ParameterError(f"-w{label:g} must be positive, got {_number(weight)}")
     if not math.isfinite(p.coef0):
         raise ParameterError(f"-r must be a finite number, got {p.coef0}")
-    if p.max_iter < 0:
-        raise ParameterError(f"--max-iter must be >= 0, got {p.max_iter}")
-    if p.budget < 1:
-        raise ParameterError(f"--budget must be >= 1, got {p.budget}")
-    if p.epochs < 1:
-        raise ParameterError(f"--epochs must be >= 1, got {p.epochs}")
+    _in_range("--max-iter", p.max_iter, 0, SSIZE_MAX, " (0 = unlimited)")
+    _in_range("--budget", p.budget, 1, INT_MAX)
+    _in_range("--epochs", p.epochs, 1, INT_MAX)
     _one_of("--maintenance", p.maintenance, MAINTENANCE)
     _one_of("--merge-search", p.merge_search, MERGE_SEARCH)
     _one_of("--variant", p.variant, VARIANTS)
@@ -251,7 +260,7 @@ OPTIONS = {o.name: o for o in (
            help="kernel: 0/linear, 1/poly, 2/rbf (default), 3/sigmoid"),
     Option("C", ("-c",), _ALL, float, help="cost C (LIBSVM meaning)"),
     Option("gamma", ("-g",), _KERNEL, float, help="kernel gamma [default 1/num_features]"),
-    Option("degree", ("-d",), _KERNEL, int, help="polynomial degree"),
+    Option("degree", ("-d",), _KERNEL, int, help="polynomial degree (0 to 2^31-1)"),
     Option("coef0", ("-r",), _KERNEL, float, help="kernel coef0"),
     Option("eps", ("-e",), _LINEAR, float,
            help="stopping tolerance [dcd/acf 0.1, ww 0.0009 relative gap]"),
@@ -269,14 +278,15 @@ OPTIONS = {o.name: o for o in (
                 "refits, prediction blocks) [default: the cores available]; the model does "
                 "not depend on it"),
     Option("max_iter", ("--max-iter",), _LINEAR, int,
-           help="linear solvers: maximum outer iterations (0 = unlimited)"),
+           help="linear solvers: maximum outer iterations, 0 (unlimited) to 2^63-1"),
     Option("loss", ("--loss",), ("dcd", "acf"), LOSSES,
            help="dcd/acf: hinge (l1, LIBLINEAR -s 3) or squared hinge (l2, -s 1)"),
     Option("stop", ("--stop",), ("dcd",), STOPS,
            help="dcd stopping test: LIBLINEAR >= 2.42 (strict) or classic"),
     Option("budget", ("--budget",), _KERNEL, int,
-           help="bsgd/bsca: maximum number of support vectors"),
-    Option("epochs", ("--epochs",), _KERNEL, int, help="bsgd/bsca: passes over the data"),
+           help="bsgd/bsca: maximum number of support vectors (1 to 2^31-1)"),
+    Option("epochs", ("--epochs",), _KERNEL, int,
+           help="bsgd/bsca: passes over the data (1 to 2^31-1)"),
     Option("maintenance", ("--maintenance",), _KERNEL, MAINTENANCE,
            help="bsgd/bsca: budget maintenance"),
     Option("merge_search", ("--merge-search",), _KERNEL, MERGE_SEARCH,

@@ -107,6 +107,32 @@ def test_parse_range_accepts():
     assert grid.parse_range("3,-15,-2") == (3, -15, -2)
 
 
+# C = 2^x and gamma = 2^x must be positive finite doubles: -1074 <= x < 1024 (2^-1075 rounds to 0)
+@pytest.mark.parametrize("option", ["-log2c", "-log2g"])
+@pytest.mark.parametrize("text, shown", [("1024,1024,1", "1024"), ("1020,1030,5", "1030"),
+                                         ("1023.5,1024.5,1", "1024.5"), ("-1075,-1075,1", "-1075"),
+                                         ("-2000,-2000,1", "-2000"), ("0,-1080,-4", "-1080")])
+def test_log2_ranges_beyond_a_double_are_refused(option, text, shown):
+    message = f"{option}: 2^{shown} is out of the range of a double"
+    with pytest.raises(ParameterError, match=message.replace("^", r"\^")):
+        grid.parse_range(text, option)
+    # the library API too (GridOptions not built by parse_range)
+    triple = tuple(float(v) for v in text.split(","))
+    ranges = {"c_range": triple} if option == "-log2c" else {"g_range": triple}
+    options = grid.GridOptions(dataset="x", params=TrainParams(solver="bsgd"), **ranges)
+    with pytest.raises(ParameterError, match=message.replace("^", r"\^")):
+        grid.searched_dimensions(options)
+
+
+@pytest.mark.parametrize("text", ["1023,1023,1", "-1074,-1074,1", "1023.5,1023.5,1",
+                                  "-1074,1023,1"])
+def test_log2_ranges_at_the_edges_of_a_double_are_accepted(text):
+    triple = tuple(float(v) for v in text.split(","))
+    assert grid.parse_range(text, "-log2g") == triple
+    grid.searched_dimensions(grid.GridOptions(dataset="x", params=TrainParams(solver="bsgd"),
+                                              c_range=triple, g_range=triple))
+
+
 # ---------------------------------------------------------------------------------------------
 # result file and best point
 
@@ -120,6 +146,19 @@ def test_out_lines_and_resume_parser(tmp_path):
     f.write_text("log2c=-5.0 log2g=3.0 rate=83.7037\nlog2c=1 log2g=-7 budget=200 rate=90.1\n"
                  "junk\nlog2c=7 log2g=1 rate=8")
     assert grid.read_results(f) == {P(-5, 3, None): 83.7037, P(1, -7, 200): 90.1}
+
+
+def test_resume_ignores_points_no_grid_has(tmp_path, capsys, hs60):
+    # a log2 value whose 2^x is no positive finite double (a range refuses it) is read as an
+    # unreadable line: skipped, where its best-point line was an OverflowError traceback
+    resume = tmp_path / "r.out"
+    resume.write_text("log2c=2000 rate=99\nlog2c=-1075 log2g=1 rate=98\nlog2c=1e999 rate=97\n"
+                      "log2c=1 rate=60\n")
+    assert grid.read_results(resume) == {grid.Point(1, None, None): 60.0}
+    status, out, err = run_cli(["-q", "-s", "dcd", "-v", "3", "-log2c", "1,3,2", "-resume",
+                                resume, "-out", "null", hs60], capsys)
+    assert status == 0 and err == ""
+    assert out[0].startswith("[resumed] 1 60.0") and out[-2].startswith("best log2c=")
 
 
 def test_best_point_tie_rule_of_grid_py():
@@ -264,6 +303,47 @@ def test_errors_are_one_line(argv, status, text, tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert text in proc.stderr
     assert proc.stdout == ""
+
+
+
+@pytest.fixture(scope="module")
+def hs60(tmp_path_factory):
+    """The first 60 rows of heart_scale (fast cross-validation at extreme parameters)."""
+    X, y = read_problem(str(HEART))
+    from budgetsvm.io import write_problem
+    path = tmp_path_factory.mktemp("hs60") / "hs60"
+    with open(path, "w") as stream:
+        write_problem(stream, X[:60], y[:60])
+    return path
+
+
+@pytest.mark.parametrize("args", [["-s", "dcd", "-log2c", "1024,1024,1"],
+                                  ["-s", "dcd", "-log2c", "-2000,-2000,1"],
+                                  ["-s", "bsgd", "-log2g", "1024,1024,1"],
+                                  ["-s", "bsgd", "-log2g", "-2000,-2000,1"]])
+def test_log2_beyond_a_double_is_a_one_line_usage_error(args, hs60):
+    # was OverflowError (34, 'Numerical result out of range') above, and "-c must be positive,
+    # got 0" below, an option bsvm-grid forbids
+    proc = run_subprocess(["-q", "-v", "3", *args, "-out", "null", hs60])
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert lines[0].startswith(f"Usage error: {args[2]}: 2^") and "range of a double" in lines[0]
+
+
+# bsgd with removal: with merging, gamma = 2^1023 ends in a model with non-finite values (a
+# diverged run, reported as such), which is no concern of the range check
+KERNEL_EDGE = ["-s", "bsgd", "--budget", "10", "--maintenance", "removal", "-log2c", "0,0,1"]
+
+
+@pytest.mark.parametrize("args", [["-s", "dcd", "-log2c", "1023,1023,1"],
+                                  ["-s", "dcd", "-log2c", "-1074,-1074,1"],
+                                  [*KERNEL_EDGE, "-log2g", "1023,1023,1"],
+                                  [*KERNEL_EDGE, "-log2g", "-1074,-1074,1"]])
+def test_log2_at_the_edges_of_a_double_searches(args, hs60):
+    proc = run_subprocess(["-q", "-v", "3", *args, "-out", "null", hs60])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == "" and proc.stdout.splitlines()[-2].startswith("best log2c=")
 
 
 def test_class_smaller_than_folds_is_a_warning(tmp_path, capsys):

@@ -283,7 +283,10 @@ BAD_VALUES = [("C", "-c", "0"), ("C", "-c", "-1"), ("gamma", "-g", "0"), ("eps",
               ("epochs", "--epochs", "0"), ("eta", "--eta", "nan"), ("radius", "--radius", "0"),
               ("acf_c", "--acf-c", "0"), ("acf_pmin", "--acf-pmin", "2"),
               ("acf_pmax", "--acf-pmax", "0.5"), ("kernel", "-t", "9"), ("kernel", "-t", "4"),
-              ("solver", "-s", "nosuch")]
+              ("solver", "-s", "nosuch"),
+              # just above the upper bounds (INTEGER_BOUNDS below)
+              ("degree", "-d", str(2**31)), ("epochs", "--epochs", str(2**31)),
+              ("budget", "--budget", str(2**31)), ("max_iter", "--max-iter", str(2**63))]
 
 
 @pytest.mark.parametrize("field,flag,text", BAD_VALUES)
@@ -307,3 +310,115 @@ def test_check_params_is_the_only_check_of_a_value(tmp_path, capsys, field, flag
     with pytest.raises(ParameterError) as grid_error:
         cli_grid.training_params([flag, text])
     assert str(grid_error.value) == str(expected.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# the integer options' ranges: the C types of the compiled cores (a C int for the kernel degree,
+# --epochs and --budget, a Py_ssize_t for --max-iter); at the bound accepted, beyond a usage error
+# ---------------------------------------------------------------------------------------------
+
+INT_MAX, SSIZE_MAX = 2**31 - 1, 2**63 - 1
+INTEGER_BOUNDS = [("degree", "-d", 0, INT_MAX), ("epochs", "--epochs", 1, INT_MAX),
+                  ("budget", "--budget", 1, INT_MAX), ("max_iter", "--max-iter", 0, SSIZE_MAX)]
+
+
+@pytest.mark.parametrize("field,flag,low,high", INTEGER_BOUNDS)
+def test_integer_options_accept_their_range_and_name_it_beyond(field, flag, low, high):
+    from budgetsvm.errors import ParameterError
+    from budgetsvm.params import TrainParams, check_params
+    for value in (low, high):
+        check_params(TrainParams(**{field: value}))
+    for value in (low - 1, high + 1, 2**64):
+        with pytest.raises(ParameterError) as error:
+            check_params(TrainParams(**{field: value}))
+        assert str(error.value).startswith(f"{flag} must be from {low} to {high}")
+        assert str(error.value).endswith(f"got {value}")
+
+
+def hs60(tmp_path):
+    from budgetsvm.io import read_problem
+    X, y = read_problem(str(HEART))
+    path = tmp_path / "hs60"
+    with open(path, "w") as stream:
+        write_problem(stream, X[:60], y[:60])
+    return path
+
+
+@pytest.mark.parametrize("args", [
+    ["-t", "1", "--maintenance", "removal", "-d", "3000000000"],    # was OverflowError (SVStore)
+    ["-s", "bsca", "-t", "1", "--maintenance", "removal", "-d", str(2**31)],
+    ["--epochs", str(2**63)],                                       # was OverflowError (ssize_t)
+    ["-s", "bsca", "--epochs", str(2**31)],
+    ["-s", "dcd", "--max-iter", str(2**63)],                         # was OverflowError (ssize_t)
+    ["-s", "ww", "--max-iter", str(2**63)],
+    ["--budget", str(2**31)],
+])
+def test_integer_options_beyond_their_range_are_one_line_usage_errors(tmp_path, args):
+    result = run("bsvm-train", "-q", *args, hs60(tmp_path), tmp_path / "m")
+    stderr = result.stderr.decode()
+    assert result.returncode == 2, stderr
+    assert len(stderr.splitlines()) == 1 and "Traceback" not in stderr
+    flag = args[-2]
+    assert stderr.startswith(f"Usage error: {flag} must be from ") and " to " in stderr
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["-t", "1", "--maintenance", "removal", "-d", str(INT_MAX)],
+    ["-s", "bsca", "-t", "1", "--maintenance", "removal", "-d", str(INT_MAX)],
+    ["-s", "dcd", "--max-iter", str(SSIZE_MAX)],
+    ["-s", "acf", "--max-iter", str(SSIZE_MAX)],
+    # ww allocated a gap history of max_iter + 2 entries up front: "out of memory" on 60 rows
+    ["-s", "ww", "--max-iter", "10000000000000"],
+    ["-s", "ww", "--max-iter", str(SSIZE_MAX)],
+])
+def test_integer_options_at_their_bound_train(tmp_path, args):
+    result = run("bsvm-train", "-q", *args, hs60(tmp_path), tmp_path / "m")
+    assert result.returncode == 0 and result.stderr == b"", result.stderr
+    model = load_model(str(tmp_path / "m"))
+    if "-d" in args:
+        assert model.kernel.degree == INT_MAX
+
+
+def test_ww_gap_history_grows_with_the_evaluations():
+    # nothing is allocated for max_iter: the history of gap evaluations (one per iteration here,
+    # more than the 64 it starts with) is the same for 0 (unlimited) and the largest --max-iter
+    import scipy.sparse as sp
+
+    from budgetsvm import _ww
+    from budgetsvm.io import read_problem
+    from budgetsvm.labels import group_classes
+    X, y = read_problem(str(HEART))
+    X = sp.csr_matrix(X)
+    _, y_index = group_classes(y)
+    runs = {max_iter: _ww.ww_solve(X.data, X.indices, X.indptr.astype(np.int64),
+                                   np.asarray(y_index, dtype=np.int32), np.ones(X.shape[0]),
+                                   X.shape[1], 2, delta=1e-7, max_iter=max_iter, gap_every=1)
+            for max_iter in (0, 100, SSIZE_MAX)}
+    assert runs[0].converged and runs[0].n_iter > 64
+    for max_iter in (100, SSIZE_MAX):
+        n = min(runs[0].n_iter, max_iter)
+        assert runs[max_iter].n_iter == n == len(runs[max_iter].gap_history)
+        np.testing.assert_array_equal(runs[max_iter].gap_history, runs[0].gap_history[:n])
+        np.testing.assert_array_equal(runs[max_iter].gap_iterations, np.arange(1, n + 1))
+
+
+@pytest.mark.parametrize("args", [["--budget", str(INT_MAX)],
+                                  ["-s", "bsca", "--budget", str(INT_MAX)]])
+def test_budget_at_its_bound_is_refused_by_the_store_size_check(tmp_path, args):
+    # the bound is the option's; the store of INT_MAX slots is refused for its size (exit 1)
+    result = run("bsvm-train", "-q", *args, hs60(tmp_path), tmp_path / "m")
+    stderr = result.stderr.decode()
+    assert result.returncode == 1 and len(stderr.splitlines()) == 1, stderr
+    assert stderr.startswith("the support-vector store would need")
+    assert not (tmp_path / "m").exists()
+
+
+def test_store_size_check_counts_the_slots_of_rows_without_features():
+    # 0 features: the store still holds ten numbers per slot (it took 16 GB at --budget 2^31-1)
+    from budgetsvm.budgeted import check_budgeted
+    from budgetsvm.errors import BsvmError
+    from budgetsvm.params import TrainParams
+    with pytest.raises(BsvmError, match="would need"):
+        check_budgeted(TrainParams(budget=INT_MAX), 0)
+    check_budgeted(TrainParams(budget=1000), 0)

@@ -43,7 +43,30 @@ def parse_range(text, option="-log2c"):
                              f"must go from {'low to high' if step > 0 else 'high to low'})")
     if abs(end - begin) / abs(step) > 10000:
         raise ParameterError(f"{option}: {text!r} has more than 10000 values")
+    check_exponents((begin, end, step), option)
     return begin, end, step
+
+
+def is_double_exponent(x):
+    """Whether 2^x is a positive finite double (-1074 <= x < 1024), as C = 2^x and gamma = 2^x
+    must be."""
+    try:
+        return 0.0 < 2.0 ** x < math.inf
+    except OverflowError:
+        return False
+
+
+def check_exponents(log2_range, option):
+    """ParameterError naming option when 2^x is not a positive finite double for a value x of
+    the range (begin, end, step) (None: nothing to check)."""
+    if log2_range is None:
+        return
+    values = range_f(*log2_range)
+    for x in (min(values), max(values)) if values else ():
+        if not is_double_exponent(x):
+            shown = str(int(x)) if float(x).is_integer() else repr(x)
+            raise ParameterError(f"{option}: 2^{shown} is out of the range of a double "
+                                 "(2^x is a positive finite double for -1074 <= x < 1024)")
 
 
 def range_f(begin, end, step):

@@ -5,7 +5,7 @@ import os
 import re
 
 from budgetsvm.errors import BsvmError
-from budgetsvm.grid.order import Point, _tidy
+from budgetsvm.grid.order import Point, _tidy, is_double_exponent
 
 
 def format_value(value):
@@ -45,7 +45,8 @@ _BUDGET = re.compile(r"budget=([0-9]+)")
 
 
 def parse_result_line(line):
-    """(Point, rate) from a .out line, or None for a line without a rate (grid.py's regexes)."""
+    """(Point, rate) from a .out line, or None for a line without a rate (grid.py's regexes) or
+    with a log2 value no grid has (2^x not a positive finite double, check_exponents)."""
     rate = _RATE.search(line)
     if not rate:
         return None
@@ -56,6 +57,8 @@ def parse_result_line(line):
         point = Point(_tidy(float(c.group(1))) if c else None,
                       _tidy(float(g.group(1))) if g else None,
                       int(b.group(1)) if b else None)
+        if not all(is_double_exponent(x) for x in point[:2] if x is not None):
+            return None
         return point, float(rate.group(1))
     except ValueError:
         return None

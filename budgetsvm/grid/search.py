@@ -6,7 +6,8 @@ import sys
 
 from budgetsvm import solvers
 from budgetsvm.errors import ParameterError, TrainingDiverged
-from budgetsvm.grid.order import DEFAULT_LOG2C, DEFAULT_LOG2G, Point, job_points
+from budgetsvm.grid.order import (DEFAULT_LOG2C, DEFAULT_LOG2G, Point, check_exponents,
+                                  job_points)
 from budgetsvm.grid.plot import plot_contour
 from budgetsvm.grid.results import (ResultFile, best_values, better, format_rate, format_result,
                                     format_value, point_fields, read_results, select_best)
@@ -61,6 +62,8 @@ def searched_dimensions(options):
     have no gamma; budget lists only for the budgeted solvers. Raises ParameterError."""
     p = options.params
     c_range, g_range, budgets = options.c_range, options.g_range, options.budgets
+    check_exponents(c_range, "-log2c")
+    check_exponents(g_range, "-log2g")
     notices = []
     linear_solver = solvers.is_linear(p.solver)
     if linear_solver or p.kernel == "linear":
