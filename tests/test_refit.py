@@ -620,17 +620,23 @@ def _write_cli_case(tmp_path, name):
     return path
 
 
+def _train_removal(tmp_path, solver, data, args):
+    """(bsvm-train's result, the data path, the model path) of a run with removal."""
+    path = _write_cli_case(tmp_path, data)
+    model_path = tmp_path / "m"
+    result = subprocess.run([str(BIN / "bsvm-train"), "-q", "-s", solver, "--maintenance",
+                             "removal", *args, str(path), str(model_path)],
+                            capture_output=True, text=True, timeout=120)
+    return result, path, model_path
+
+
 @pytest.mark.parametrize("solver", ["bsgd", "bsca"])
 @pytest.mark.parametrize("data,args", [
     ("empty_rows", ["-t", "0"]), ("empty_rows", ["-t", "1"]),
     ("hs60", ["-t", "1", "--budget", "5", "-d", "100000"]),       # every kernel value underflows
 ])
 def test_cli_rank_zero_trains_the_best_constant_classifier(tmp_path, solver, data, args):
-    path = _write_cli_case(tmp_path, data)
-    model_path = tmp_path / "m"
-    result = subprocess.run([str(BIN / "bsvm-train"), "-q", "-s", solver, "--maintenance",
-                             "removal", *args, str(path), str(model_path)],
-                            capture_output=True, text=True, timeout=120)
+    result, path, model_path = _train_removal(tmp_path, solver, data, args)
     assert result.returncode == 0 and result.stderr == "", result.stderr
     from budgetsvm.model_io import load_model
     model = load_model(str(model_path))
@@ -647,11 +653,7 @@ def test_cli_rank_zero_trains_the_best_constant_classifier(tmp_path, solver, dat
     ("bsca", "hs60", ["-t", "1", "--budget", "5", "-g", "1e100"]),
 ])
 def test_cli_refit_on_kernel_values_that_overflow_is_one_line_error(tmp_path, solver, data, args):
-    path = _write_cli_case(tmp_path, data)
-    model_path = tmp_path / "m"
-    result = subprocess.run([str(BIN / "bsvm-train"), "-q", "-s", solver, "--maintenance",
-                             "removal", *args, str(path), str(model_path)],
-                            capture_output=True, text=True, timeout=120)
+    result, _, model_path = _train_removal(tmp_path, solver, data, args)
     assert result.returncode == 1
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("training diverged: "), result.stderr
