@@ -185,9 +185,13 @@ def check_not_an_input(output, inputs):
         if in_path in (None, "-"):
             continue
         try:
-            same = os.path.samefile(out_path, in_path)
+            out_stat, in_stat = os.stat(out_path), os.stat(in_path)
         except OSError:         # one does not exist (yet): two outputs may still be one path
             same = os.path.realpath(out_path) == os.path.realpath(in_path)
+        else:
+            # devices and pipes (a terminal as /dev/stdin and /dev/stdout, /dev/null) are
+            # written in place and read as streams: only a regular file can be overwritten
+            same = stat.S_ISREG(out_stat.st_mode) and os.path.samestat(out_stat, in_stat)
         if same:
             named = "" if os.fspath(in_path) == os.fspath(out_path) else f" ({in_path})"
             raise ParameterError(f"{out_path}: is the {in_role}{named}: refusing to overwrite "

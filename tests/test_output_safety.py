@@ -174,3 +174,10 @@ def test_unwritable_model_paths_fail_before_training(tmp_path, heart, model):
     os.symlink("target", tmp_path / "link")
     assert run("bsvm-train", "-q", "-s", "dcd", "heart", "link", cwd=tmp_path).returncode == 0
     assert (tmp_path / "target").read_bytes() == kept
+
+
+def test_devices_are_not_taken_for_the_same_file(tmp_path, heart, model):
+    # /dev/null read and written is not a file that writing would destroy (a terminal as
+    # /dev/stdin and /dev/stdout is the same case): no refusal; the empty test file is the error
+    line = one_line(run("bsvm-predict", "/dev/null", "m", "/dev/null", cwd=tmp_path), 1)
+    assert "refusing" not in line and "no data" in line
