@@ -287,6 +287,8 @@ def test_find_parameters_module_api():
     (["-s", "dcd", "-log2c", "5,1,1", HEART], 2, "empty range"),
     (["-s", "dcd", "-log2c", "null", HEART], 2, "nothing to search"),
     (["-s", "dcd", "-v", "1", HEART], 2, "-v"),
+    (["-s", "dcd", HEART, "-log2c", "0,1,1"], 2, "-log2c needs a value (the training file "
+                                                 "comes last"),
     (["-s", "dcd", "-c", "1", HEART], 2, "Use -log2c and -log2g."),
     (["-s", "dcd", "--budget", "10,20", HEART], 2, "--budget"),
     (["-s", "dcd", "-resume", "missing.out", HEART], 2, "missing.out"),

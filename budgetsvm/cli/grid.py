@@ -108,7 +108,9 @@ def split_arguments(argv):
                 value = options[i + 1]
                 i += 1
             else:
-                raise ParameterError(f"{name} needs a value")
+                # the last word went to the data file: `bsvm-grid data -log2c 1,5,2`?
+                raise ParameterError(f"{name} needs a value (the training file comes last, "
+                                     f"after every option, as in grid.py)")
             if name == "--budget":
                 budgets = _budgets(value)
                 if len(budgets) == 1:          # a single budget: bsvm-train's --budget
