@@ -181,3 +181,12 @@ def test_devices_are_not_taken_for_the_same_file(tmp_path, heart, model):
     # /dev/stdin and /dev/stdout is the same case): no refusal; the empty test file is the error
     line = one_line(run("bsvm-predict", "/dev/null", "m", "/dev/null", cwd=tmp_path), 1)
     assert "refusing" not in line and "no data" in line
+
+
+def test_importing_the_commands_leaves_ctrl_c_alone():
+    # the start-up handler belongs to the bsvm-* commands, not to programs importing them
+    code = ("import signal, budgetsvm.cli.train, budgetsvm.cli.predict; "
+            "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            preexec_fn=_default_sigint, timeout=60)
+    assert result.stdout == "True\n", result.stderr

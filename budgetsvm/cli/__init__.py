@@ -22,7 +22,9 @@ def _interrupted_while_starting(signum, frame):
     raise SystemExit(130)
 
 
-# Until common.run takes over (it restores Python's handler); a SIGINT that the shell made
-# the process ignore stays ignored.
-if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+# In the bsvm-* commands only (a program that imports this package keeps its Ctrl-C), until
+# common.run takes over and restores Python's handler; a SIGINT that the shell made the process
+# ignore stays ignored.
+if os.path.basename(sys.argv[0] if sys.argv else "").startswith("bsvm-") and \
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, _interrupted_while_starting)
