@@ -136,9 +136,9 @@ def _parse_buffer(path, buf, length, line_no, offset, n_lines, max_nnz):
         message = _MESSAGES[error].format(tok=tok, prev=prev)
         if error == 4 and offset == 0:          # --zero-based: the index read was negative
             message = f"index must be >= 0 (--zero-based): {tok}"
-        line_start = bytes(buf[:start]).rfind(b"\n") + 1
-        line_end = bytes(buf[:length]).find(b"\n", start)
-        if b"\r" in bytes(buf[line_start:line_end]).rstrip(b"\r"):
+        line_start = buf.rfind(b"\n", 0, start) + 1
+        line_end = buf.find(b"\n", start, length)
+        if b"\r" in buf[line_start:line_end].rstrip(b"\r"):
             # a CR inside the line: lines that end with CR alone run together
             message += " (the line holds a CR: old Mac line ends? convert them to LF, e.g. " \
                        "with tr '\\r' '\\n')"

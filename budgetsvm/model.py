@@ -15,7 +15,6 @@ the lowest class index on ties.
 
 Prediction works on bounded blocks of test rows, so memory does not grow with the test size.
 """
-import contextlib
 import threading
 
 import numpy as np
@@ -41,7 +40,6 @@ LINEAR_BLOCK_ROWS = 8192
 # predict with a fresh model at the same time (bsvm-predict's blocks) compute it once, not one
 # copy of the dense SV matrix each.
 _PREPARE_LOCK = threading.Lock()
-_NO_CHANGE = contextlib.nullcontext()
 
 
 def as_csr(X):
@@ -246,7 +244,7 @@ class KernelSpec:
         if kind == "rbf":
             # ||a - b||^2 = |a|^2 + |b|^2 - 2 a.b, clamped at 0 against rounding.
             huge = not (np.isfinite(A_sqnorm).all() and np.isfinite(B_sqnorm).all())
-            with np.errstate(over="ignore", invalid="ignore") if huge else _NO_CHANGE:
+            with np.errstate(over="ignore", invalid="ignore"):
                 G *= -2.0
                 G += A_sqnorm[:, None]
                 G += B_sqnorm[None, :]

@@ -269,16 +269,11 @@ def _syrk(alpha, a, **kw):
     return dsyrk(alpha, a, **kw)
 
 
+# Its sums overflow only when the kernel values are near the largest double, and that is
+# reported as TrainingDiverged: no numpy warnings.
+@np.errstate(over="ignore", invalid="ignore")
 def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bias=True,
                  on_iteration=None, f=None):
-    """newton_refit_ in a numpy error state that ignores overflow: its sums overflow only when the
-    kernel values are near the largest double, and that is reported as TrainingDiverged."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return newton_refit_(K, T, y, cost, w, b, max_iter, fit_bias, on_iteration, f)
-
-
-def newton_refit_(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bias=True,
-                  on_iteration=None, f=None):
     """Minimise ½‖w‖² + Σ_i cost_i max(0, 1 − y_i f_i)², f = K T w + b, over (w, b) (over w
     alone, b fixed, when fit_bias is False).
 

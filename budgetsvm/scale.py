@@ -39,6 +39,7 @@ import scipy.sparse as sp
 
 from budgetsvm.errors import BsvmError
 from budgetsvm.fileio import open_input
+from budgetsvm.io import MAX_INDEX
 from budgetsvm.labels import format_label
 
 # Dense fill of densified features is built at most this many entries at a time.
@@ -48,8 +49,6 @@ MAX_FILL_ENTRIES = 1 << 22
 # file is refused rather than left to exhaust the memory.
 MAX_FEATURE_BYTES = 4 * 1024 ** 3
 FEATURE_BYTES = 40
-# The largest feature index of the LIBSVM format (as the data reader's).
-MAX_INDEX = 2 ** 31 - 1
 
 
 def check_width(width, where):

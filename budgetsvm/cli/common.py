@@ -96,8 +96,7 @@ def run(command, argv=None, prog_name=None, hint_options=()):
         _fail("terminated", 143)
     except BrokenPipeError:
         # the reader of our stdout went away (e.g. `| head`): not an error worth a traceback
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
         sys.exit(1)
     except MemoryError:
         _fail("out of memory", 1)

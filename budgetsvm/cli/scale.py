@@ -27,15 +27,10 @@ def _rereadable(path):
     if path != "-" and not fileio.is_pipe(path):
         yield path
         return
-    if path != "-":
-        with fileio.open_input(path) as source, \
-                tempfile.NamedTemporaryFile(prefix="bsvm-scale.", suffix=".tmp") as spool:
-            shutil.copyfileobj(source, spool, 1 << 20)
-            spool.flush()
-            yield spool.name
-        return
-    with tempfile.NamedTemporaryFile(prefix="bsvm-scale.", suffix=".tmp") as spool:
-        shutil.copyfileobj(sys.stdin.buffer, spool, 1 << 20)
+    source = contextlib.nullcontext(sys.stdin.buffer) if path == "-" else open(path, "rb")
+    with source as stream, \
+            tempfile.NamedTemporaryFile(prefix="bsvm-scale.", suffix=".tmp") as spool:
+        shutil.copyfileobj(stream, spool, 1 << 20)
         spool.flush()
         yield spool.name
 
