@@ -105,7 +105,11 @@ def _text_blocks(path, block_bytes):
             newlines, colons = _parse.count_lines(data, cut)
             yield data, cut, line_no, newlines, colons
             line_no += newlines
-            del data
+            # Keep this block alive until the next one is read. Freed first (its consumer is
+            # done with it), malloc trims the top of the heap and the next block's memory is
+            # paged in again: bsvm-predict -n 1 of a 154 MB file took 2.3x the page faults
+            # and 10% more time.
+            previous = data  # noqa: F841
             if at_end:
                 return
     finally:
@@ -202,11 +206,27 @@ def read_problem(path, zero_based=False, n_features=None, allow_empty=False):
 def iter_problem_chunks(path, zero_based=False, block_bytes=BLOCK_BYTES):
     """Stream a file as (X_chunk, y_chunk) pairs, each as wide as its own largest index.
 
-    Used by prediction so that memory does not grow with the test file.
+    Used by streaming training and bsvm-scale so that memory does not grow with the file.
     """
-    for b in iter_blocks(path, zero_based, block_bytes):
-        if len(b.labels):
-            yield _csr(b.labels, b.indptr, b.indices, b.values, b.max_index)
+    for raw in iter_text_chunks(path, block_bytes):
+        chunk = parse_text_chunk(path, raw, zero_based)
+        if chunk is not None:
+            yield chunk
+
+
+def iter_text_chunks(path, block_bytes=BLOCK_BYTES):
+    """The unparsed blocks of whole lines that iter_problem_chunks parses, in file order: read
+    (and decompressed) here, parsed by parse_text_chunk, which may run in another thread."""
+    return _text_blocks(path, block_bytes)
+
+
+def parse_text_chunk(path, raw, zero_based=False):
+    """(X_chunk, y_chunk) of one block of iter_text_chunks, None if it holds no row; raises the
+    DataFormatError of its first bad line (or of the unreadable stream it stands for)."""
+    b = _parse_raw(path, raw, 0 if zero_based else 1)
+    if not len(b.labels):
+        return None
+    return _csr(b.labels, b.indptr, b.indices, b.values, b.max_index)
 
 
 def write_problem(stream, X, y):

@@ -272,9 +272,9 @@ class ordered_map:
     """``with ordered_map(function, iterable) as results:`` yields function(item) for every
     item, in order, while the items are computed up to ``ahead`` at a time (default: twice
     the threads) in the active pool's threads; the iterable is consumed in the calling
-    thread as results are taken (bsvm-predict: the main thread reads and parses blocks of the
-    test file while the workers predict the blocks read before). An item's exception is
-    raised when its result is taken, as the serial loop would raise it; leaving the block
+    thread as results are taken (bsvm-predict: the main thread reads blocks of the test
+    file while the workers parse and predict the blocks read before). An item's exception
+    is raised when its result is taken, as the serial loop would raise it; leaving the block
     (done, an error, Ctrl-C) stops the work still in flight and waits for it. Without an
     active pool the items are computed one by one in the calling thread."""
 

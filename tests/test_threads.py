@@ -199,6 +199,26 @@ def test_a_failing_fold_is_one_error_line_as_on_one_thread():
     assert results[1].stderr == results[3].stderr
 
 
+def test_a_bad_line_of_the_test_file_is_the_error_of_one_thread(tmp_path):
+    # bsvm-predict parses its 1 MiB text blocks in the worker threads: two bad lines in the
+    # third and fourth blocks give the first one's error, with its line number in the file
+    # (the oracle: the line written bad here, and the -n 1 run), and no output file.
+    run("bsvm-train", "-q", "-s", "dcd", DATA / "heart_scale.xz", tmp_path / "m")
+    rows = [b"%d 1:0.%06d 5:-0.25 13:1\n" % (1 if i % 3 else -1, i) for i in range(150_000)]
+    first_bad, second_bad = 100_000, 140_000
+    rows[first_bad] = b"1 1:0.5 3:x\n"
+    rows[second_bad] = b"1 2:1 1:1\n"
+    test = tmp_path / "t"
+    test.write_bytes(b"".join(rows))
+    blocks = test.stat().st_size / (1 << 20)
+    assert 2 < first_bad / len(rows) * blocks < 3 < second_bad / len(rows) * blocks
+    results = {n: run("bsvm-predict", "-n", n, test, tmp_path / "m", tmp_path / f"p{n}",
+                      check=False) for n in (1, 3)}
+    for n, result in results.items():
+        assert result.returncode == 1
+        assert result.stderr == f"{test}:{first_bad + 1}: value is not a number: '3:x'\n"
+        assert not (tmp_path / f"p{n}").exists()
+
 def test_the_first_failing_item_is_raised_and_the_later_ones_stop():
     # The serial loop's exception (item 2's, though item 5 fails first in time); item 4,
     # running meanwhile, is stopped; item 0 and 1, before the failure, finish.
