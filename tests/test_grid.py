@@ -295,6 +295,16 @@ def test_find_parameters_module_api():
     (["-s", "dcd", "-out", "null", "no-such-file"], 1, "no-such-file"),
     (["-s", "dcd", "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", "1", "-out", "null",
       HEART], 1, "cannot reach the Dask scheduler"),
+    # malformed addresses: dask's Client waited out the connect timeout, then printed an
+    # 'Exception ignored' traceback while it failed to close
+    (["-s", "dcd", "--scheduler", "localhost", "--connect-timeout", "1", HEART], 2,
+     "--scheduler localhost: not a scheduler address (missing port number"),
+    (["-s", "dcd", "--scheduler", "tcp://host:abc", "--connect-timeout", "1", HEART], 2,
+     "--scheduler tcp://host:abc: not a scheduler address"),
+    (["-s", "dcd", "--scheduler", "foo://host:1", "--connect-timeout", "1", HEART], 2,
+     "unknown address scheme 'foo'"),
+    (["-s", "dcd", "--scheduler", "host:65536", "--connect-timeout", "1", HEART], 2,
+     "port 65536 is not in 1..65535"),
 ])
 def test_errors_are_one_line(argv, status, text, tmp_path):
     if "--scheduler" in argv:

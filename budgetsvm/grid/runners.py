@@ -8,7 +8,7 @@ import uuid
 
 import numpy as np
 
-from budgetsvm.errors import BsvmError, TrainingDiverged
+from budgetsvm.errors import BsvmError, ParameterError, TrainingDiverged
 
 DEFAULT_RETRIES = 2
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -179,14 +179,41 @@ class PoolRunner:
         self.executor = None
 
 
+def check_scheduler_address(address):
+    """ParameterError unless ``address`` is a scheduler address that dask.distributed can parse
+    (``[tcp://]HOST:PORT``, or another of its schemes). Given a malformed one, dask's Client
+    waits out the whole connect timeout, and then as long again to close. Without dask,
+    nothing to check: connect_dask says that dask is missing."""
+    try:
+        from distributed.comm import parse_address
+        from distributed.comm.addressing import parse_host_port
+        from distributed.comm.registry import get_backend
+    except ImportError:
+        return
+    try:
+        scheme, location = parse_address(address)
+        get_backend(scheme)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            _, port = parse_host_port(location)
+            if not 0 < port < 65536:
+                raise ValueError(f"port {port} is not in 1..65535")
+    except ValueError as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ParameterError(f"--scheduler {address}: not a scheduler address ({reason}); "
+                             f"give tcp://HOST:PORT (a scheduler listens on port 8786 "
+                             f"unless told otherwise)") from None
+
+
 def connect_dask(address, timeout=DEFAULT_CONNECT_TIMEOUT):
     """A dask.distributed Client of the scheduler at ``address``; one-line BsvmError if dask is
-    missing or the scheduler does not answer within ``timeout`` seconds."""
+    missing or the scheduler does not answer within ``timeout`` seconds, ParameterError if
+    the address is malformed."""
     try:
         import distributed
     except ImportError:
         raise BsvmError("--scheduler needs dask.distributed: pip install 'budgetsvm[dist]'") \
             from None
+    check_scheduler_address(address)
     import logging
     logger = logging.getLogger("distributed")
     level = logger.level
