@@ -202,6 +202,22 @@ def test_solver_numbers_name_the_nearest_solver(tmp_path, number):
         assert r.returncode == 0, (options, r.stderr)
 
 
+@pytest.mark.parametrize("tool", ["bsvm-train", "bsvm-grid"])
+def test_libsvm_nu_given_to_n_names_what_n_is_here(tmp_path, tool):
+    # svm-train -s 1 -n 0.5 sets nu; here -n counts threads. The suggested options train.
+    line = one_line(run(tool, "-n", "0.5", HEART).stderr.decode())
+    assert line.startswith("Usage error: Invalid value for '-n': '0.5': -n is the number of "
+                           "worker threads (LIBLINEAR's -n); LIBSVM's -n (the nu of nu-SVC)")
+    suggested = re.search(r"nearest: (-s [a-z]+) \(or ([a-z]+)\) with -c", line)
+    for options in (suggested[1], f"-s {suggested[2]}"):
+        r = run("bsvm-train", "-q", "--budget", "10", "--epochs", "1", *options.split(), HEART,
+                tmp_path / "m")
+        assert r.returncode == 0, (options, r.stderr)
+    for whole_number in ("1.5", "x"):
+        line = one_line(run(tool, "-n", whole_number, HEART).stderr.decode())
+        assert f"'{whole_number}' is not a valid integer" in line and "nu" not in line
+
+
 @pytest.mark.parametrize("tool,args,hint", [
     ("bsvm-train", ["-epochs", "5", HEART], "--epochs"),
     ("bsvm-train", ["-budget=10", HEART], "--budget"),

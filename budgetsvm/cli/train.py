@@ -91,8 +91,29 @@ def _label_weights(ctx, param, value):
     return {label: weight for label, weight in value}
 
 
-# What the command line adds to an option of the table: LIBSVM's -s numbers get a hint.
+class _ThreadCount(click.ParamType):
+    """-n THREADS: an integer (check_params asks for >= 1); a fraction is LIBSVM's nu."""
+    name = "integer"
+
+    def convert(self, value, param, ctx):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+        try:
+            fraction = 0.0 < float(value) < 1.0
+        except ValueError:
+            fraction = False
+        if fraction:
+            self.fail(f"{value!r}: -n is the number of worker threads (LIBLINEAR's -n); "
+                      f"LIBSVM's -n (the nu of nu-SVC) has no counterpart: nearest: -s bsgd "
+                      f"(or bsca) with -c in place of nu", param, ctx)
+        self.fail(f"{value!r} is not a valid integer", param, ctx)
+
+
+# What the command line adds to an option of the table: LIBSVM's -s numbers and nu get a hint.
 _CALLBACKS = {"solver": _solver}
+_TYPES = {"n_threads": _ThreadCount()}
 
 
 def _click_option(option):
@@ -114,7 +135,7 @@ def _click_option(option):
         kind, kw["callback"] = str, _aliases({**{v: v for v in kind}, **option.aliases})
     elif isinstance(kind, tuple):
         kind = click.Choice(kind)
-    kw.update(type=kind, default=default,
+    kw.update(type=_TYPES.get(option.name, kind), default=default,
               show_default=option.show_default and default not in (None, ()))
     return click.option(*decls, **kw)
 
