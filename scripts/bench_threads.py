@@ -210,15 +210,16 @@ def build_tasks(tmp):
         if not model.exists():
             subprocess.run([str(train), "-q", *MNIST_MODEL, str(scaled_mnist("mnist")),
                             str(model)], check=True)
-        n, d, _ = problem_sizes(test)
+        n, d, nnz = problem_sizes(test)
+        block_share = (1 << 20) / test.stat().st_size
         tasks.append(Task(
             "mnist-predict", "`bsvm-predict` of mnist.t (scaled by 1/255) with a B = 1000 "
             "bsgd model (10 classes)", 1.8, 19,
             lambda t, o: [predict, "-q", "-n", t, test, model, o / "p"],
-            # one more parsed 1 MiB text block in flight (bsvm-predict keeps threads + 1),
-            # the dense rows of a kernel block (262 rows of d values) and the kernel block
-            # against 1000 SVs
-            (1 << 20) + 262 * d * 8 + 262 * 1000 * 8,
+            # one more 1 MiB text block in flight (bsvm-predict keeps threads + 1), the rows
+            # a worker parses from its block (12 bytes per value, 16 per row), the dense rows
+            # of a kernel block (262 rows of d values) and the kernel block against 1000 SVs
+            (1 << 20) + int(block_share * (12 * nnz + 16 * n)) + 262 * d * 8 + 262 * 1000 * 8,
             note=f"model: `bsvm-train {' '.join(MNIST_MODEL)}` on mnist scaled by 1/255"))
     return tasks
 
@@ -404,9 +405,9 @@ def report(results):
                 "the rows against the 500 SVs, the Newton method's copies of 2,048 of those "
                 "rows and their features, and six 500 × 500 matrices; a fold, a copy of its "
                 "training rows plus its training's work arrays (for bsgd its SV store and the "
-                "refit's arrays); a prediction block, one more parsed 1 MiB block of text in "
-                "flight, the dense copy of 262 of those rows and their kernel block against "
-                "the 1000 SVs.")
+                "refit's arrays); a prediction block, one more 1 MiB block of text in flight, "
+                "the rows parsed from a block (12 bytes per value), the dense copy of 262 of "
+                "those rows and their kernel block against the 1000 SVs.")
     if ll is not None:
         lib = [r[0] for r in ll["liblinear"]]
         ours = {t: [r[0] for r in ll[t]] for t in (1, 2)}

@@ -47,11 +47,13 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
         # svm-predict's notice (LIBLINEAR's predict gives none for its logistic regressions)
         info("notice: the model supports probability estimates; add -b 1 to write them", quiet)
 
-    def predict_block(text_block):
+    def predict_block(text_box):
         # One block of the test file: its output lines and how many it got right. The
         # blocks are parsed and predicted in the worker threads while this thread reads (and
-        # decompresses) the next ones; a bad line's error comes out in file order.
-        chunk = io.parse_text_chunk(test_file, text_block, zero_based)
+        # decompresses) the next ones; a bad line's error comes out in file order. The text
+        # comes in a one-item list that is emptied here, so that it is freed once parsed
+        # (ordered_map holds the item until its result is taken).
+        chunk = io.parse_text_chunk(test_file, text_box.pop(), zero_based)
         if chunk is None:
             return "", 0, 0
         X, y = chunk
@@ -73,7 +75,8 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
         if probability == "1":
             out.write("labels" + "".join(" " + format_label(v) for v in model.labels.tolist())
                       + "\n")
-        blocks = io.iter_text_chunks(test_file, block_bytes=PREDICT_BLOCK_BYTES)
+        blocks = ([text] for text in io.iter_text_chunks(test_file,
+                                                           block_bytes=PREDICT_BLOCK_BYTES))
         with threads.ordered_map(predict_block, blocks,
                                  ahead=threads.current_threads() + 1) as results:
             for text, right, rows in results:
