@@ -37,10 +37,10 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from budgetsvm._format import format_libsvm_rows_ascii
 from budgetsvm.errors import BsvmError
 from budgetsvm.fileio import open_input
 from budgetsvm.io import MAX_INDEX
-from budgetsvm.labels import format_label
 
 # Dense fill of densified features is built at most this many entries at a time.
 MAX_FILL_ENTRIES = 1 << 22
@@ -247,37 +247,16 @@ def _check_finite(values, columns, what):
                          "(the scaling limits or parameters are too large)")
 
 
-def _short(v):
-    text = repr(v)
-    return text[:-2] if text.endswith(".0") else text
-
-
 def format_rows(X, y, precise=False):
-    """LIBSVM-format text of (X, y): ``label index:value ...`` per row, no trailing space.
-
-    Values with svm-scale's %g, or exactly (shortest round-trip form) when ``precise``."""
-    n = X.shape[0]
-    if n == 0:
-        return ""
-    indptr = X.indptr
-    nnz = len(X.data)
-    uniq, inv = np.unique(X.data, return_inverse=True)
-    text = _short if precise else "%g".__mod__
-    value_text = np.array([text(v) for v in uniq.tolist()] or [""], dtype=object)
-    used = np.unique(X.indices)
-    prefix = np.empty(X.shape[1] if X.shape[1] else 1, dtype=object)
-    prefix[used] = [f" {j + 1}:" for j in used.tolist()]
-    tokens = np.empty(nnz + 2 * n, dtype=object)
-    label_pos = indptr[:-1] + 2 * np.arange(n)
-    end_pos = indptr[1:] + 2 * np.arange(n) + 1
-    feature_pos = np.ones(nnz + 2 * n, dtype=bool)
-    feature_pos[label_pos] = False
-    feature_pos[end_pos] = False
-    tokens[label_pos] = [format_label(v) for v in np.asarray(y).tolist()]
-    tokens[end_pos] = "\n"
-    if nnz:
-        tokens[feature_pos] = prefix[X.indices] + value_text[inv.ravel()]
-    return "".join(tokens.tolist())
+    """LIBSVM-format lines of (X, y) as ASCII bytes: ``label index:value ...`` per row, no
+    trailing space; labels as "%.17g", values as svm-scale writes them ("%g"), or exactly
+    (shortest round-trip form, no trailing ".0") when ``precise``."""
+    X = sp.csr_matrix(X)
+    return format_libsvm_rows_ascii(np.ascontiguousarray(y, dtype=np.float64),
+                                    X.indptr.astype(np.int64, copy=False),
+                                    X.indices.astype(np.int32, copy=False),
+                                    np.ascontiguousarray(X.data, dtype=np.float64),
+                                    precise).tobytes()
 
 
 # ---------------------------------------------------------------------------------------------

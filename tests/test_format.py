@@ -1,12 +1,13 @@
 """budgetsvm._format writes doubles exactly as Python's repr(float) does (the oracle): the
-shortest string that reads back as the same double, nearest on ties, in CPython's layout; and,
-for LIBSVM and LIBLINEAR model files, exactly as Python's "%.17g" % x does."""
+shortest string that reads back as the same double, nearest on ties, in CPython's layout; for
+LIBSVM and LIBLINEAR model files, exactly as Python's "%.17g" % x does; and LIBSVM data lines
+(bsvm-scale's output) with Python's "%g" % x, as svm-scale's printf writes them."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from budgetsvm._format import (format_double, format_rows, format_rows_ascii,
-                               format_sv_rows_ascii)
+from budgetsvm._format import (format_double, format_libsvm_rows_ascii, format_rows,
+                               format_rows_ascii, format_sv_rows_ascii)
 
 
 def same_as_repr(values):
@@ -114,3 +115,52 @@ def test_printf_g17_rows_are_liblinear_and_libsvm_lines():
         text = format_sv_rows_ascii(coef[start:stop], sv.indptr[start:stop + 1].astype(np.int64),
                                     sv.indices.astype(np.int32), sv.data, printf_g17=True)
         assert text.tobytes().decode("ascii") == expected
+
+
+def libsvm_lines(labels, X, exact):
+    """The oracle: Python's "%.17g" for labels, "%g" (or repr without a trailing ".0") for
+    values, 1-based indices, in stored order, no trailing space."""
+    def value(v):
+        if not exact:
+            return "%g" % v
+        text = repr(v)
+        return text[:-2] if text.endswith(".0") else text
+    X = sp.csr_matrix(X)
+    return "".join(
+        "%.17g" % label + "".join(f" {j + 1}:{value(v)}" for j, v in
+                                  zip(X.indices[X.indptr[i]:X.indptr[i + 1]].tolist(),
+                                      X.data[X.indptr[i]:X.indptr[i + 1]].tolist())) + "\n"
+        for i, label in enumerate(np.asarray(labels).tolist())).encode("ascii")
+
+
+def ours(labels, X, exact):
+    X = sp.csr_matrix(X)
+    return format_libsvm_rows_ascii(np.asarray(labels, dtype=np.float64),
+                                    X.indptr.astype(np.int64), X.indices.astype(np.int32),
+                                    X.data, exact).tobytes()
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_libsvm_lines_are_svm_scale_lines(exact):
+    # few distinct values repeated (the table of %g texts serves them), signed zeros, every
+    # magnitude, large indices, empty rows, labels of every kind
+    rng = np.random.default_rng(5)
+    levels = np.concatenate([np.arange(256) / 255 * 2 - 1, [-0.0, 1e-300, -1e300, 5e-324,
+                                                            123456.5, 1234567.0, 0.1 + 0.2]])
+    X = sp.random(300, 3000, density=0.05, random_state=rng, format="csr")
+    X.data = rng.choice(levels, X.nnz)
+    X = sp.vstack([X, sp.csr_matrix((2, 3000))], format="csr")
+    wide = sp.csr_matrix(([0.5, -2.0], [0, 2**31 - 2], [0, 2]), shape=(1, 2**31 - 1))
+    labels = rng.choice([1.0, -1.0, 0.5, 1e20, -3.0, 2.0**60], X.shape[0])
+    assert ours(labels, X, exact) == libsvm_lines(labels, X, exact)
+    assert ours([7.0], wide, exact) == b"7 1:0.5 2147483647:-2\n"
+
+
+def test_libsvm_lines_with_more_distinct_values_than_the_table_holds():
+    # past 2^19 distinct values the rest are formatted one at a time: the same text
+    rng = np.random.default_rng(6)
+    n, d = 7000, 100
+    X = sp.csr_matrix(rng.standard_normal((n, d)) * 10.0 ** rng.integers(-30, 30, (n, d)))
+    assert X.nnz > 2**19 + 100_000 and len(np.unique(X.data)) == X.nnz
+    labels = np.arange(n, dtype=np.float64)
+    assert ours(labels, X, False) == libsvm_lines(labels, X, False)

@@ -112,13 +112,18 @@ def command(lower, upper, y_range, save_file, restore_file, standardize, precise
 
 
 def _output(scaling, blocks, precise=False):
-    stdout = sys.stdout
+    sys.stdout.flush()
+    binary = getattr(sys.stdout, "buffer", None)    # the lines are ASCII bytes already
     nnz = 0
     for X, y in blocks:
         Xs, ys = transform(scaling, X, y)
         nnz += Xs.nnz
-        stdout.write(format_rows(Xs, ys, precise))
-    stdout.flush()
+        text = format_rows(Xs, ys, precise)
+        if binary is not None:
+            binary.write(text)
+        else:
+            sys.stdout.write(text.decode("ascii"))
+    (binary or sys.stdout).flush()
     return nnz
 
 
