@@ -411,14 +411,20 @@ def format_libsvm_rows_ascii(const double[:] labels, const int64_t[:] indptr,
     value's bits (snprintf costs about 0.2 µs a call; scaled data hold few distinct values)."""
     cdef Py_ssize_t n = labels.shape[0], r, k, pos = 0, length, used = 0, slot
     cdef Py_ssize_t nnz = indptr[n] - indptr[0] if n > 0 else 0
-    cdef uint64_t bits, mask = G_TABLE_SLOTS - 1
+    # a table of twice the values (a power of two, 16 to G_TABLE_SLOTS slots): small blocks
+    # do not pay for a large one
+    cdef int shift = 60
+    while (<Py_ssize_t>1 << (64 - shift)) < min(2 * nnz, G_TABLE_SLOTS):
+        shift -= 1
+    cdef Py_ssize_t slots = <Py_ssize_t>1 << (64 - shift)
+    cdef uint64_t bits, mask = slots - 1
     cdef double v
     buffer = np.empty(n * (MAX_CHARS + 1) + nnz * (MAX_CHARS + 13), dtype=np.uint8)
     cdef unsigned char[::1] text = buffer
     cdef char* out = <char*>&text[0] if text.shape[0] > 0 else NULL
-    keys_array = np.empty(G_TABLE_SLOTS if not exact and nnz > 0 else 0, dtype=np.uint64)
+    keys_array = np.empty(slots if not exact and nnz > 0 else 0, dtype=np.uint64)
     codes_array = np.full(keys_array.shape[0], -1, dtype=np.int32)
-    texts_array = np.empty((G_TABLE_SLOTS // 2 if keys_array.shape[0] else 0, G_TEXT_BYTES),
+    texts_array = np.empty((slots // 2 if keys_array.shape[0] else 0, G_TEXT_BYTES),
                            dtype=np.uint8)
     cdef uint64_t[::1] keys = keys_array
     cdef int32_t[::1] codes = codes_array
@@ -439,14 +445,14 @@ def format_libsvm_rows_ascii(const double[:] labels, const int64_t[:] indptr,
                 memcpy(&bits, &v, 8)
                 # open addressing, Fibonacci hashing of the bits; the table is at most half
                 # full, so every probe sequence reaches the value's slot or an empty one
-                slot = <Py_ssize_t>(((bits * <uint64_t>0x9E3779B97F4A7C15) >> 44) & mask)
+                slot = <Py_ssize_t>(((bits * <uint64_t>0x9E3779B97F4A7C15) >> shift) & mask)
                 while codes[slot] >= 0 and keys[slot] != bits:
                     slot = (slot + 1) & mask
                 if codes[slot] >= 0:
                     length = texts[codes[slot], G_TEXT_BYTES - 1]
                     memcpy(out + pos, &texts[codes[slot], 0], length)
                     pos += length
-                elif used < G_TABLE_SLOTS // 2:
+                elif used < slots // 2:
                     length = _write_g(v, <char*>&texts[used, 0])
                     texts[used, G_TEXT_BYTES - 1] = <unsigned char>length
                     keys[slot] = bits

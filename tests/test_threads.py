@@ -199,6 +199,34 @@ def test_a_failing_fold_is_one_error_line_as_on_one_thread():
     assert results[1].stderr == results[3].stderr
 
 
+@pytest.mark.parametrize("options", [[], ["-l", "0"], ["--precise", "-y", "0", "1"]])
+def test_scaled_files_do_not_depend_on_the_threads(tmp_path, options):
+    # a9a: 2.3 MB, three 1 MiB blocks for each pass; the parameter files too
+    outputs = {}
+    for n in (1, 2, 3):
+        result = run("bsvm-scale", "-n", n, *options, "-s", tmp_path / f"s{n}", DATA / "a9a.xz")
+        outputs[n] = (result.stdout, (tmp_path / f"s{n}").read_bytes())
+    assert outputs[1] == outputs[2] == outputs[3]
+    assert outputs[1][0].count("\n") == 32561
+
+
+def test_a_bad_line_in_a_late_block_of_bsvm_scale_is_the_error_of_one_thread(tmp_path):
+    # bad lines in the third and fourth 1 MiB blocks: the first one's error, with its line
+    # number, for either pass (-r skips the first), as with -n 1
+    rows = [b"%d 1:0.%06d 5:-0.25 13:1\n" % (1 if i % 3 else -1, i) for i in range(150_000)]
+    rows[100_000] = b"1 1:0.5 3:x\n"
+    rows[140_000] = b"1 2:1 1:1\n"
+    data = tmp_path / "d"
+    data.write_bytes(b"".join(rows))
+    (tmp_path / "p").write_text("x\n-1 1\n1 0 1\n")
+    for restore in ([], ["-r", tmp_path / "p"]):
+        results = {n: run("bsvm-scale", "-n", n, *restore, data, check=False) for n in (1, 3)}
+        for result in results.values():
+            assert result.returncode == 1
+            assert result.stderr == f"{data}:100001: value is not a number: '3:x'\n"
+        assert results[1].stdout == results[3].stdout
+
+
 def test_a_bad_line_of_the_test_file_is_the_error_of_one_thread(tmp_path):
     # bsvm-predict parses its 1 MiB text blocks in the worker threads: two bad lines in the
     # third and fourth blocks give the first one's error, with its line number in the file

@@ -1,7 +1,8 @@
 """bsvm-scale [options] data_file — svm-scale's conventions (budgetsvm/scale.py), output to stdout.
 
 Two passes over the file (statistics, then output), block by block: memory does not grow with
-the file. Standard input and named pipes cannot be read twice: they are spooled to a temporary
+the file. The blocks are parsed (and, in the output pass, scaled and formatted) in the worker
+threads of -n while the main thread reads the next ones and writes the output in file order. Standard input and named pipes cannot be read twice: they are spooled to a temporary
 file first, except with -r, which needs only the output pass.
 """
 import contextlib
@@ -12,7 +13,7 @@ import tempfile
 
 import click
 
-from budgetsvm import fileio, io
+from budgetsvm import fileio, io, threads
 from budgetsvm.cli.common import info, run
 from budgetsvm.errors import DataFormatError
 from budgetsvm.fileio import atomic_output, check_not_an_input
@@ -44,10 +45,21 @@ def _naming(data_file):
         raise ScaleError(f"{fileio.display_name(data_file)}: {exc}") from None
 
 
-def _blocks(path, shown):
+def _blocks(path, shown, work=lambda X, y: (X, y)):
+    """work(X, y) of every block of path that holds rows, in file order. The blocks are
+    parsed, and work done, in the worker threads while this thread reads (and decompresses)
+    the next ones; an error comes out in file order, naming the file as the user gave it."""
+    def parse_and_work(text_box):
+        # the text comes in a one-item list emptied here: it is freed once parsed
+        chunk = io.parse_text_chunk(path, text_box.pop())
+        return None if chunk is None else work(*chunk)
+    texts = ([text] for text in io.iter_text_chunks(path, io.READ_BLOCK_BYTES))
     try:
-        for X, y in io.iter_problem_chunks(path):
-            yield X, y
+        with threads.ordered_map(parse_and_work, texts,
+                                 ahead=threads.current_threads() + 1) as results:
+            for result in results:
+                if result is not None:
+                    yield result
     except DataFormatError as exc:
         if path == shown:
             raise
@@ -67,9 +79,18 @@ def _blocks(path, shown):
 @click.option("--precise", is_flag=True,
               help="write the scaled values exactly (shortest round-trip digits) instead of "
                    "svm-scale's %g (6 significant digits)")
+@click.option("-n", "n_threads", type=click.IntRange(min=1), metavar="THREADS",
+              help="worker threads parsing and scaling blocks of the file [default: the cores "
+                   "available]; the output does not depend on it")
 @click.argument("data_file")
-def command(lower, upper, y_range, save_file, restore_file, standardize, precise, data_file):
+def command(lower, upper, y_range, save_file, restore_file, standardize, precise, n_threads,
+            data_file):
     """Scale DATA_FILE (LIBSVM format; .gz/.bz2/.xz or - for stdin) and write it to stdout."""
+    with threads.pool(n_threads):
+        _scale(lower, upper, y_range, save_file, restore_file, standardize, precise, data_file)
+
+
+def _scale(lower, upper, y_range, save_file, restore_file, standardize, precise, data_file):
     if save_file is not None and restore_file is not None:
         raise click.UsageError("cannot use -r and -s simultaneously")
     if restore_file == "-" and data_file == "-":
@@ -84,7 +105,7 @@ def command(lower, upper, y_range, save_file, restore_file, standardize, precise
                  "defines the transform", False)
         scaling = load_scaling(restore_file)
         with _naming(data_file):
-            _output(scaling, _blocks(data_file, data_file), precise)
+            _output(scaling, data_file, data_file, precise)
         return
     lower = -1.0 if lower is None else lower
     upper = 1.0 if upper is None else upper
@@ -105,20 +126,22 @@ def command(lower, upper, y_range, save_file, restore_file, standardize, precise
         if save_file is not None:
             with atomic_output(save_file) as out:
                 out.write(dumps_scaling(scaling))
-        new_nnz = _output(scaling, _blocks(path, data_file), precise)
+        new_nnz = _output(scaling, path, data_file, precise)
     if new_nnz > nnz and not standardize:
         info(f"WARNING: scaling raised the non-zeros from {nnz} to {new_nnz}; if feature values "
              "are non-negative and sparse, use -l 0 rather than the default -l -1", False)
 
 
-def _output(scaling, blocks, precise=False):
+def _output(scaling, path, shown, precise=False):
+    """Write the scaled lines of path to stdout; return how many values they hold."""
+    def scaled_text(X, y):
+        Xs, ys = transform(scaling, X, y)
+        return format_rows(Xs, ys, precise), Xs.nnz
     sys.stdout.flush()
     binary = getattr(sys.stdout, "buffer", None)    # the lines are ASCII bytes already
     nnz = 0
-    for X, y in blocks:
-        Xs, ys = transform(scaling, X, y)
-        nnz += Xs.nnz
-        text = format_rows(Xs, ys, precise)
+    for text, block_nnz in _blocks(path, shown, scaled_text):
+        nnz += block_nnz
         if binary is not None:
             binary.write(text)
         else:
