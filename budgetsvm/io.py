@@ -220,6 +220,25 @@ def iter_text_chunks(path, block_bytes=BLOCK_BYTES):
     return _text_blocks(path, block_bytes)
 
 
+@contextlib.contextmanager
+def map_problem_chunks(path, work, zero_based=False, block_bytes=READ_BLOCK_BYTES):
+    """``with map_problem_chunks(path, work) as results:`` iterates over work(X_chunk, y_chunk)
+    of every block of ``path`` that holds rows, in file order. The blocks are parsed, and work
+    done, in the active pool's threads (budgetsvm/threads.py) while this thread reads (and
+    decompresses) the next ones; a bad line's error comes out in file order, as the serial
+    loop gives it. Leaving the block stops the work in flight (threads.ordered_map)."""
+    def parse_and_work(text_box):
+        # the text comes in a one-item list emptied here, so that it is freed once parsed
+        # (ordered_map holds an item until its result is taken)
+        chunk = parse_text_chunk(path, text_box.pop(), zero_based)
+        return None if chunk is None else work(*chunk)
+    texts = ([text] for text in iter_text_chunks(path, block_bytes))
+    with contextlib.closing(texts), \
+            threads.ordered_map(parse_and_work, texts,
+                                ahead=threads.current_threads() + 1) as results:
+        yield (result for result in results if result is not None)
+
+
 def parse_text_chunk(path, raw, zero_based=False):
     """(X_chunk, y_chunk) of one block of iter_text_chunks, None if it holds no row; raises the
     DataFormatError of its first bad line (or of the unreadable stream it stands for)."""

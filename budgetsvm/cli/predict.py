@@ -47,16 +47,10 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
         # svm-predict's notice (LIBLINEAR's predict gives none for its logistic regressions)
         info("notice: the model supports probability estimates; add -b 1 to write them", quiet)
 
-    def predict_block(text_box):
+    def predict_block(X, y):
         # One block of the test file: its output lines and how many it got right. The
-        # blocks are parsed and predicted in the worker threads while this thread reads (and
-        # decompresses) the next ones; a bad line's error comes out in file order. The text
-        # comes in a one-item list that is emptied here, so that it is freed once parsed
-        # (ordered_map holds the item until its result is taken).
-        chunk = io.parse_text_chunk(test_file, text_box.pop(), zero_based)
-        if chunk is None:
-            return "", 0, 0
-        X, y = chunk
+        # blocks are parsed and predicted in the worker threads while this thread reads the
+        # next ones (io.map_problem_chunks).
         if probability == "1":
             # svm-predict -b 1: "predicted p1 ... pk", all with %g (the label too, unlike
             # the plain output's %.17g).
@@ -75,10 +69,8 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
         if probability == "1":
             out.write("labels" + "".join(" " + format_label(v) for v in model.labels.tolist())
                       + "\n")
-        blocks = ([text] for text in io.iter_text_chunks(test_file,
-                                                           block_bytes=PREDICT_BLOCK_BYTES))
-        with threads.ordered_map(predict_block, blocks,
-                                 ahead=threads.current_threads() + 1) as results:
+        with io.map_problem_chunks(test_file, predict_block, zero_based,
+                                   PREDICT_BLOCK_BYTES) as results:
             for text, right, rows in results:
                 out.write(text)
                 correct += right

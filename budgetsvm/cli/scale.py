@@ -2,8 +2,9 @@
 
 Two passes over the file (statistics, then output), block by block: memory does not grow with
 the file. The blocks are parsed (and, in the output pass, scaled and formatted) in the worker
-threads of -n while the main thread reads the next ones and writes the output in file order. Standard input and named pipes cannot be read twice: they are spooled to a temporary
-file first, except with -r, which needs only the output pass.
+threads of -n while the main thread reads the next ones and writes the output in file order.
+Standard input and named pipes cannot be read twice: they are spooled to a temporary file
+first, except with -r, which needs only the output pass.
 """
 import contextlib
 import math
@@ -45,21 +46,14 @@ def _naming(data_file):
         raise ScaleError(f"{fileio.display_name(data_file)}: {exc}") from None
 
 
+@contextlib.contextmanager
 def _blocks(path, shown, work=lambda X, y: (X, y)):
-    """work(X, y) of every block of path that holds rows, in file order. The blocks are
-    parsed, and work done, in the worker threads while this thread reads (and decompresses)
-    the next ones; an error comes out in file order, naming the file as the user gave it."""
-    def parse_and_work(text_box):
-        # the text comes in a one-item list emptied here: it is freed once parsed
-        chunk = io.parse_text_chunk(path, text_box.pop())
-        return None if chunk is None else work(*chunk)
-    texts = ([text] for text in io.iter_text_chunks(path, io.READ_BLOCK_BYTES))
+    """``with _blocks(...) as results``: work(X, y) of every block of path that holds rows, in
+    file order, computed in the worker threads (io.map_problem_chunks); an error names the
+    file as the user gave it."""
     try:
-        with threads.ordered_map(parse_and_work, texts,
-                                 ahead=threads.current_threads() + 1) as results:
-            for result in results:
-                if result is not None:
-                    yield result
+        with io.map_problem_chunks(path, work) as results:
+            yield results
     except DataFormatError as exc:
         if path == shown:
             raise
@@ -121,8 +115,8 @@ def _scale(lower, upper, y_range, save_file, restore_file, standardize, precise,
     if y_range is not None and not y_range[1] > y_range[0]:
         raise click.UsageError("inconsistent -y specification (y_upper must be greater)")
     with _rereadable(data_file) as path, _naming(data_file):
-        scaling, n_rows, nnz = fit_scaling(_blocks(path, data_file), lower, upper, y_range,
-                                           standardize)
+        with _blocks(path, data_file) as blocks:
+            scaling, n_rows, nnz = fit_scaling(blocks, lower, upper, y_range, standardize)
         if save_file is not None:
             with atomic_output(save_file) as out:
                 out.write(dumps_scaling(scaling))
@@ -140,12 +134,13 @@ def _output(scaling, path, shown, precise=False):
     sys.stdout.flush()
     binary = getattr(sys.stdout, "buffer", None)    # the lines are ASCII bytes already
     nnz = 0
-    for text, block_nnz in _blocks(path, shown, scaled_text):
-        nnz += block_nnz
-        if binary is not None:
-            binary.write(text)
-        else:
-            sys.stdout.write(text.decode("ascii"))
+    with _blocks(path, shown, scaled_text) as results:
+        for text, block_nnz in results:
+            nnz += block_nnz
+            if binary is not None:
+                binary.write(text)
+            else:
+                sys.stdout.write(text.decode("ascii"))
     (binary or sys.stdout).flush()
     return nnz
 
