@@ -379,9 +379,9 @@ def format_double(double value, bint printf_g17=False):
 # LIBSVM data lines (bsvm-scale's output)
 # ---------------------------------------------------------------------------------------------
 
-# Distinct values whose %g text is kept (2^19 slots of 12 bytes, 16 bytes of text each): scaled
-# data hold few distinct values (mnist's 256 pixel levels); past this many, the values not yet
-# seen are formatted one call at a time.
+# The %g texts of at most G_TABLE_SLOTS / 2 distinct values are kept (a table of 12 bytes per
+# slot, 16 bytes of text per value): scaled data hold few distinct values (mnist's 256 pixel
+# levels); past this many, the values not yet seen are formatted one call at a time.
 cdef Py_ssize_t G_TABLE_SLOTS = 1 << 20
 cdef Py_ssize_t G_TEXT_BYTES = 16          # "%g" writes at most 13 ("-1.23457e-308")
 
