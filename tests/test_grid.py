@@ -305,6 +305,11 @@ def test_find_parameters_module_api():
      "unknown address scheme 'foo'"),
     (["-s", "dcd", "--scheduler", "host:65536", "--connect-timeout", "1", HEART], 2,
      "port 65536 is not in 1..65535"),
+    (["-s", "dcd", "--scheduler", "inproc://x", "--connect-timeout", "1", HEART], 2,
+     "an inproc:// scheduler lives inside another process"),
+    # a websocket address is a URL that dask opens as given: checked by connecting
+    (["-s", "dcd", "--scheduler", "ws://127.0.0.1:1/", "--connect-timeout", "1", "-out",
+      "null", HEART], 1, "cannot reach the Dask scheduler"),
 ])
 def test_errors_are_one_line(argv, status, text, tmp_path):
     if "--scheduler" in argv:

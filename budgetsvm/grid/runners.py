@@ -193,10 +193,14 @@ def check_scheduler_address(address):
     try:
         scheme, location = parse_address(address)
         get_backend(scheme)
-        if scheme in ("tcp", "tls", "ws", "wss"):
+        if scheme in ("tcp", "tls"):
+            # ws:// and wss:// are URLs, which dask's connector opens as they are given
             _, port = parse_host_port(location)
             if not 0 < port < 65536:
                 raise ValueError(f"port {port} is not in 1..65535")
+        elif scheme == "inproc":
+            raise ValueError("an inproc:// scheduler lives inside another process, which "
+                             "bsvm-grid cannot reach")
     except ValueError as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ParameterError(f"--scheduler {address}: not a scheduler address ({reason}); "
