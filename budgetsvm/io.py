@@ -208,16 +208,10 @@ def iter_problem_chunks(path, zero_based=False, block_bytes=BLOCK_BYTES):
 
     Used by streaming training and bsvm-scale so that memory does not grow with the file.
     """
-    for raw in iter_text_chunks(path, block_bytes):
-        chunk = parse_text_chunk(path, raw, zero_based)
+    for raw in _text_blocks(path, block_bytes):
+        chunk = _parse_chunk(path, raw, zero_based)
         if chunk is not None:
             yield chunk
-
-
-def iter_text_chunks(path, block_bytes=BLOCK_BYTES):
-    """The unparsed blocks of whole lines that iter_problem_chunks parses, in file order: read
-    (and decompressed) here, parsed by parse_text_chunk, which may run in another thread."""
-    return _text_blocks(path, block_bytes)
 
 
 @contextlib.contextmanager
@@ -230,17 +224,17 @@ def map_problem_chunks(path, work, zero_based=False, block_bytes=READ_BLOCK_BYTE
     def parse_and_work(text_box):
         # the text comes in a one-item list emptied here, so that it is freed once parsed
         # (ordered_map holds an item until its result is taken)
-        chunk = parse_text_chunk(path, text_box.pop(), zero_based)
+        chunk = _parse_chunk(path, text_box.pop(), zero_based)
         return None if chunk is None else work(*chunk)
-    texts = ([text] for text in iter_text_chunks(path, block_bytes))
+    texts = ([text] for text in _text_blocks(path, block_bytes))
     with contextlib.closing(texts), \
             threads.ordered_map(parse_and_work, texts,
                                 ahead=threads.current_threads() + 1) as results:
         yield (result for result in results if result is not None)
 
 
-def parse_text_chunk(path, raw, zero_based=False):
-    """(X_chunk, y_chunk) of one block of iter_text_chunks, None if it holds no row; raises the
+def _parse_chunk(path, raw, zero_based):
+    """(X_chunk, y_chunk) of one block of _text_blocks, None if it holds no row; raises the
     DataFormatError of its first bad line (or of the unreadable stream it stands for)."""
     b = _parse_raw(path, raw, 0 if zero_based else 1)
     if not len(b.labels):

@@ -15,7 +15,6 @@ from budgetsvm import grid
 from budgetsvm.cli.common import run
 from budgetsvm.errors import ParameterError
 from budgetsvm.fileio import check_not_an_input, check_output_path
-from budgetsvm.grid.runners import check_scheduler_address
 from budgetsvm.progress import task_progress
 
 USAGE = """\
@@ -176,8 +175,6 @@ def parse_arguments(argv):
     if "-j" in found or "--jobs" in found:
         options.jobs = _int("-j", found.get("-j", found.get("--jobs")), 1)
     options.scheduler = found.get("--scheduler")
-    if options.scheduler:
-        check_scheduler_address(options.scheduler)
     options.shared_path = bool(found.get("--shared-path"))
     if options.shared_path and not options.scheduler:
         raise ParameterError("--shared-path is a --scheduler option")

@@ -210,14 +210,13 @@ def check_scheduler_address(address):
 
 def connect_dask(address, timeout=DEFAULT_CONNECT_TIMEOUT):
     """A dask.distributed Client of the scheduler at ``address``; one-line BsvmError if dask is
-    missing or the scheduler does not answer within ``timeout`` seconds, ParameterError if
-    the address is malformed."""
+    missing or the scheduler does not answer within ``timeout`` seconds (run_grid has
+    checked the address: check_scheduler_address)."""
     try:
         import distributed
     except ImportError:
         raise BsvmError("--scheduler needs dask.distributed: pip install 'budgetsvm[dist]'") \
             from None
-    check_scheduler_address(address)
     import logging
     logger = logging.getLogger("distributed")
     level = logger.level

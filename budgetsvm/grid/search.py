@@ -12,8 +12,8 @@ from budgetsvm.grid.plot import plot_contour
 from budgetsvm.grid.results import (ResultFile, best_values, better, format_rate, format_result,
                                     format_value, point_fields, read_results, select_best)
 from budgetsvm.grid.runners import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_RETRIES, DaskRunner,
-                                    InlineRunner, PoolRunner, connect_dask, point_params,
-                                    rate_from_correct)
+                                    InlineRunner, PoolRunner, check_scheduler_address,
+                                    connect_dask, point_params, rate_from_correct)
 from budgetsvm.params import TrainParams
 
 DEFAULT_FOLDS = 5
@@ -156,6 +156,8 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     if options.fold < 2:
         raise ParameterError(f"-v: number of folds must be >= 2, got {options.fold}")
     _check_solver(options.params.solver)
+    if options.scheduler and client is None:
+        check_scheduler_address(options.scheduler)      # before the data are read
     order = job_points(c_range, g_range, budgets)
     resumed = read_results(options.resume) if options.resume else {}
 
