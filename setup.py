@@ -31,12 +31,6 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
-# OpenMP, where the compiler has it, for the modules whose loops split across threads inside
-# one solve (the SV store's long kernel rows, budgetsvm/_budget.pyx); without it they build
-# and run on one thread. BSVM_NO_OPENMP=1 builds without it.
-OPENMP_FLAGS = ["-fopenmp"]
-OPENMP_MODULES = {"budgetsvm._budget"}
-NO_OPENMP = os.environ.get("BSVM_NO_OPENMP", "") not in ("", "0")
 
 extensions = [
     Extension(
@@ -63,38 +57,21 @@ class ProbingBuildExt(build_ext):
         extra = []
         if not DEBUG and not PORTABLE and self._accepts(NATIVE_FLAGS):
             extra = NATIVE_FLAGS
-        openmp = not NO_OPENMP and any(ext.name in OPENMP_MODULES for ext in self.extensions) \
-            and self._accepts(OPENMP_FLAGS, OPENMP_PROBE, link=True)
         print(f"budgetsvm: compiling {len(self.extensions)} Cython modules with "
-              f"{' '.join(COMPILE_ARGS + extra)}"
-              f"{' (OpenMP: ' + ', '.join(sorted(OPENMP_MODULES)) + ')' if openmp else ''}",
-              file=sys.stderr)
+              f"{' '.join(COMPILE_ARGS + extra)}", file=sys.stderr)
         for ext in self.extensions:
             ext.extra_compile_args = COMPILE_ARGS + extra
-            if openmp and ext.name in OPENMP_MODULES:
-                ext.extra_compile_args = ext.extra_compile_args + OPENMP_FLAGS
-                ext.extra_link_args = list(ext.extra_link_args or []) + OPENMP_FLAGS
         super().build_extensions()
 
-    def _accepts(self, flags, source="int main(void) { return 0; }\n", link=False):
+    def _accepts(self, flags):
         with tempfile.TemporaryDirectory() as tmp:
             probe = Path(tmp) / "probe.c"
-            probe.write_text(source)
+            probe.write_text("int main(void) { return 0; }\n")
             try:
-                objects = self.compiler.compile([str(probe)], output_dir=tmp,
-                                                extra_postargs=flags)
-                if link:
-                    self.compiler.link_executable(objects, "probe", output_dir=tmp,
-                                                  extra_postargs=flags)
+                self.compiler.compile([str(probe)], output_dir=tmp, extra_postargs=flags)
             except Exception:
                 return False
         return True
-
-
-# compiles and links only where the compiler has OpenMP (its header and runtime library)
-OPENMP_PROBE = """#include <omp.h>
-int main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }
-"""
 
 
 setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, quiet=True),

@@ -30,9 +30,9 @@ from cpython.exc cimport PyErr_CheckSignals
 from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-from budgetsvm._budget cimport SVStore, Store, store_insert, store_kernel_row
+from budgetsvm._budget cimport SVStore, Store, store_insert
 from budgetsvm._csr cimport CsrRows, SparseRow, csr_bind, csr_row
-from budgetsvm._kernels cimport kernel_self, row_dot
+from budgetsvm._kernels cimport kernel_row_sparse, kernel_self, row_dot
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
 from budgetsvm._nogil cimport monotonic_seconds as _now
 from budgetsvm._nogil cimport check_signals as _check_signals
@@ -114,7 +114,7 @@ def bsca_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                     continue
                 x = csr_row(&R, i)
                 # f̃ = Σ_j β_j k(x_i, x̃_j)
-                store_kernel_row(st, x, xsq[i], krow)
+                kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, x, xsq[i], krow)
                 f = row_dot(&st.kernel, st.A, krow, st.n)
                 yi = <double>y[i]
                 # δ = clip(α_i + (1 − y_i f̃)/Q_ii, 0, C_i) − α_i
@@ -168,6 +168,7 @@ def store_decision(SVStore store, const double[::1] data, const int32_t[::1] ind
     csr_bind(&R, data, indices, indptr, st.d)
     with nogil:
         for i in range(n):
-            store_kernel_row(st, csr_row(&R, i), xsq[i], krow)
+            kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, csr_row(&R, i), xsq[i],
+                              krow)
             out[i] = row_dot(&st.kernel, st.A, krow, st.n)
     return out_arr

@@ -40,9 +40,9 @@ from libc.math cimport sqrt
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-from budgetsvm._budget cimport SVStore, Store, store_insert, store_kernel_row, store_scale
+from budgetsvm._budget cimport SVStore, Store, store_insert, store_scale
 from budgetsvm._csr cimport CsrRows, SparseRow, csr_bind, csr_row
-from budgetsvm._kernels cimport row_dot
+from budgetsvm._kernels cimport kernel_row_sparse, row_dot
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
 from budgetsvm._nogil cimport monotonic_seconds as _now
 from budgetsvm._nogil cimport check_signals as _check_signals
@@ -156,7 +156,7 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                 wy = class_weight[yc]
                 x = csr_row(&R, i)
                 # krow = k(x_i, X̃);  g = A.T @ krow  (the margin row, kept for projection)
-                store_kernel_row(st, x, xsq[i], krow)
+                kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, x, xsq[i], krow)
                 for r in range(nc):
                     g[r] = 0.0
                 if nc == 1:

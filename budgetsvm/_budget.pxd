@@ -81,22 +81,6 @@ ctypedef struct Store:
     # ‖w‖² tracking (budgeted margin perceptron): Q = Σ_r ‖Σ_j A_j^(r) φ(x̃_j)‖²
     bint track_q
     double Q
-    # threads that share one kernel row (store_kernel_row): 1 = the calling thread alone,
-    # each with at least row_thread_work multiply-adds of it (ROW_THREAD_WORK by default)
-    int n_threads
-    Py_ssize_t row_thread_work
-    # whether the split pays on this machine now, measured (store_kernel_row): seconds per
-    # multiply-add of split and of one-thread rows (moving averages, 0 = not measured yet),
-    # the mode in use, and when to try the other one again
-    bint always_split         # no measuring: split every row long enough (benchmarks, tests)
-    double split_cost
-    double serial_cost
-    bint prefer_split
-    int64_t split_rows        # rows long enough to split, so far
-    int64_t split_done        # ... of them split
-    int64_t next_probe        # at this count, PROBE_ROWS rows in the other mode
-    int64_t probe_gap
-    int probe_left
     # counters
     int64_t n_maintenance     # maintenance events (|M| reached B + 1)
     int64_t n_merges
@@ -137,7 +121,6 @@ cdef bint store_insert(Store* st, SparseRow x, double xsq, const double* coef, i
 cdef void store_maintain(Store* st) noexcept nogil
 cdef void store_scale(Store* st, double factor) noexcept nogil
 cdef void store_sv_kernel_row(Store* st, Py_ssize_t p, double* out) noexcept nogil
-cdef void store_kernel_row(Store* st, SparseRow x, double xsq, double* out) noexcept nogil
 cdef double merge_eval(Store* st, Py_ssize_t m, Py_ssize_t n, double logk, int method,
                        double* h_out, double* az_out) noexcept nogil
 cdef double gss_max(double a1, double a2, double logk, double lo, double hi, double eps,

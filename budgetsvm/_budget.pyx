@@ -26,17 +26,15 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport INFINITY, NAN, exp, fabs, sqrt
-from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t
 
-from budgetsvm._csr cimport (DOT_TILE, SparseRow, sparse_dot_columns, sparse_gather,
-                             sparse_scatter, sparse_sqnorm)
+from budgetsvm._csr cimport (SparseRow, sparse_dot_columns, sparse_gather, sparse_scatter,
+                             sparse_sqnorm)
 from budgetsvm._kernels cimport (KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, Kernel,
                                  exp_inplace, kernel_from_dot, kernel_row_from_dots,
                                  kernel_row_sparse, kernel_self)
 from budgetsvm._lookup cimport (MergeTables, golden_section_max, lookup_h, lookup_wd,
                                merge_tables)
-from budgetsvm._nogil cimport monotonic_seconds
 
 cnp.import_array()
 
@@ -59,30 +57,6 @@ cdef extern from *:
     #define BSVM_ZERO_SUM_TOL 1e-12
     /* search method of the final placement of a chosen merge pair (internal) */
     #define BSVM_SEARCH_FINAL (-1)
-    /* A row of x against the n stored SVs, n · (nnz(x) + ROW_EXP_COST) multiply-adds (an
-       exponential counted as ROW_EXP_COST), is split across the store's threads so that each
-       gets at least ROW_THREAD_WORK: below that the synchronisation of a parallel region
-       costs about what the split saves (docs/BENCHMARKS.md, threads section: on 2 threads
-       rows of 81,000 took 1.29x less time, 40,000 1.04x, and dna's 24,500 lost 7%). */
-    #define BSVM_ROW_THREAD_WORK 24576
-    #define BSVM_ROW_EXP_COST 4
-    /* Whether the split pays is measured as the rows go (_split_row): the threads of a row
-       must all run at once, and when other processes keep the cores busy a split row waits
-       for a descheduled thread (milliseconds where it took microseconds: 3-4x slower
-       commands with two -n 2 runs on 2 cores). Rows run in the preferred mode (at first one
-       thread) and, after gaps of PROBE_GAP_MIN rows, then twice as many each time up to
-       PROBE_GAP_MAX, PROBE_ROWS rows in the other (the first not counted); the cheaper mode
-       per multiply-add (moving averages, weight 1/COST_WEIGHT for a new row) is preferred
-       from then on. */
-    #define BSVM_PROBE_ROWS 8
-    #define BSVM_PROBE_GAP_MIN 64
-    #define BSVM_PROBE_GAP_MAX 65536
-    #define BSVM_COST_WEIGHT 8.0
-    /* A split row costing SPLIT_BAIL times a one-thread row (per multiply-add) and at least
-       SPLIT_BAIL_SECONDS (a wait for a descheduled thread, not a cache miss) ends the split
-       at once. */
-    #define BSVM_SPLIT_BAIL 3.0
-    #define BSVM_SPLIT_BAIL_SECONDS 200e-6
     """
     double GSS_EPS "BSVM_GSS_EPS"
     double GSS_PRECISE_EPS "BSVM_GSS_PRECISE_EPS"
@@ -91,37 +65,6 @@ cdef extern from *:
     double ZERO_SUM_TOL "BSVM_ZERO_SUM_TOL"
     double UNDERFLOW_LOG "BSVM_UNDERFLOW_LOG"
     int SEARCH_FINAL "BSVM_SEARCH_FINAL"
-    Py_ssize_t ROW_THREAD_WORK "BSVM_ROW_THREAD_WORK"
-    Py_ssize_t ROW_EXP_COST "BSVM_ROW_EXP_COST"
-    int PROBE_ROWS "BSVM_PROBE_ROWS"
-    int64_t PROBE_GAP_MIN "BSVM_PROBE_GAP_MIN"
-    int64_t PROBE_GAP_MAX "BSVM_PROBE_GAP_MAX"
-    double COST_WEIGHT "BSVM_COST_WEIGHT"
-    double SPLIT_BAIL "BSVM_SPLIT_BAIL"
-    double SPLIT_BAIL_SECONDS "BSVM_SPLIT_BAIL_SECONDS"
-
-cdef extern from *:
-    """
-    /* OpenMP's thread limit (OMP_NUM_THREADS, else the cores), 1 in a build without OpenMP */
-    #ifdef _OPENMP
-    #include <omp.h>
-    static int bsvm_openmp_threads(void) { return omp_get_max_threads(); }
-    #else
-    static int bsvm_openmp_threads(void) { return 1; }
-    #endif
-    """
-    int _openmp_threads "bsvm_openmp_threads"() noexcept nogil
-
-
-# The defaults of the kernel row split (store_kernel_row), for benchmarks and tests
-ROW_SPLIT = {"thread_work": ROW_THREAD_WORK, "exp_cost": ROW_EXP_COST}
-
-
-def openmp_threads():
-    """The most threads a store's kernel rows may use: OpenMP's limit (OMP_NUM_THREADS, else
-    the cores), or 1 where the build has no OpenMP."""
-    return _openmp_threads()
-
 
 KERNEL_KINDS = {"linear": KERNEL_LINEAR, "poly": KERNEL_POLY, "rbf": KERNEL_RBF,
                 "sigmoid": KERNEL_SIGMOID}
@@ -254,113 +197,10 @@ cdef inline SparseRow _gather_column(Store* st, Py_ssize_t p) noexcept nogil:
     return sparse_gather(st.X + p, st.cap, st.d, st.nzval, st.nzind)
 
 
-cdef Py_ssize_t _row_parts(const Store* st, Py_ssize_t nnz) noexcept nogil:
-    # Threads for one row of x (nnz non-zeros) against the stored SVs: at most st.n_threads,
-    # each with at least st.row_thread_work of it
-    cdef Py_ssize_t parts = st.n * (nnz + ROW_EXP_COST) // st.row_thread_work
-    if parts > st.n_threads:
-        parts = st.n_threads
-    return parts if parts > 1 else 1
-
-
-cdef void _one_thread_row(const Store* st, SparseRow x, double xsq, double* out,
-                          bint dots_only) noexcept nogil:
-    if dots_only:
-        sparse_dot_columns(x, st.X, st.cap, st.n, out)
-    else:
-        kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, x, xsq, out)
-
-
-cdef bint _use_split(Store* st) noexcept nogil:
-    # the mode of this row: the preferred one, or the other during a probe
-    if st.always_split:
-        return True
-    if st.probe_left == 0 and st.split_rows >= st.next_probe:
-        # a fresh measurement of the other mode: its rows of long ago say little about now
-        st.probe_left = PROBE_ROWS
-        if st.prefer_split:
-            st.serial_cost = 0.0
-        else:
-            st.split_cost = 0.0
-    if st.probe_left > 0:
-        return not st.prefer_split
-    return st.prefer_split
-
-
-cdef inline void _next_probe(Store* st) noexcept nogil:
-    # probes ever further apart (never closer again): on a busy machine each one costs a
-    # wake-up of the threads and a few rows that wait for them
-    st.next_probe = st.split_rows + st.probe_gap
-    if st.probe_gap < PROBE_GAP_MAX:
-        st.probe_gap *= 2
-
-
-cdef void _record_cost(Store* st, bint split, double seconds, double work) noexcept nogil:
-    # seconds of the row just computed, work its multiply-adds. The first row of a probe is
-    # not counted: the threads of a split wake up (or start) for it, which the next rows do
-    # not pay while they keep spinning.
-    cdef double* average = &st.split_cost if split else &st.serial_cost
-    cdef double cost = seconds / work
-    if st.probe_left != PROBE_ROWS:
-        average[0] = cost if average[0] == 0.0 else \
-            average[0] + (cost - average[0]) / COST_WEIGHT
-    st.split_rows += 1
-    st.split_done += split
-    if split and st.probe_left == 0 and (st.split_cost > st.serial_cost or (
-            cost > SPLIT_BAIL * st.serial_cost and seconds > SPLIT_BAIL_SECONDS)):
-        # split rows that have become dearer than one-thread rows (other work on the cores),
-        # or one that waited for a descheduled thread: back to one thread at once
-        st.prefer_split = False
-        _next_probe(st)
-    if st.probe_left > 0:
-        st.probe_left -= 1
-        if st.probe_left == 0:
-            st.prefer_split = st.split_cost < st.serial_cost
-            _next_probe(st)
-
-
-cdef void _split_row(Store* st, SparseRow x, double xsq, double* out,
-                     bint dots_only) noexcept nogil:
-    # out[j] = x·x̃_j (dots_only) or k(x, x̃_j) for the stored SVs. With several threads each
-    # computes a contiguous block of SVs (whole tiles of sparse_dot_columns) by the same
-    # arithmetic, entry by entry, as one thread computes them all: the bits do not depend on
-    # the number of threads, nor on which rows were split.
-    cdef Py_ssize_t parts = _row_parts(st, x.nnz), part, j0, j1, size
-    cdef bint split
-    cdef double start
-    if parts == 1:
-        _one_thread_row(st, x, xsq, out, dots_only)
-        return
-    split = _use_split(st)
-    start = monotonic_seconds()
-    if not split:
-        _one_thread_row(st, x, xsq, out, dots_only)
-        _record_cost(st, False, monotonic_seconds() - start, st.n * (x.nnz + ROW_EXP_COST))
-        return
-    size = ((st.n + parts - 1) // parts + DOT_TILE - 1) // DOT_TILE * DOT_TILE
-    for part in prange(parts, num_threads=parts, schedule="static", chunksize=1):
-        j0 = part * size
-        j1 = j0 + size
-        if j1 > st.n:
-            j1 = st.n
-        if j1 > j0:
-            if dots_only:
-                sparse_dot_columns(x, st.X + j0, st.cap, j1 - j0, out + j0)
-            else:
-                kernel_row_sparse(&st.kernel, st.X + j0, st.cap, j1 - j0, st.sq + j0, x, xsq,
-                                  out + j0)
-    _record_cost(st, True, monotonic_seconds() - start, st.n * (x.nnz + ROW_EXP_COST))
-
-
-cdef void store_kernel_row(Store* st, SparseRow x, double xsq, double* out) noexcept nogil:
-    """out[j] = k(x, x̃_j) for the stored SVs, x sparse with ‖x‖² = xsq (O(n·nnz(x)), on
-    st.n_threads threads when the row is long enough)."""
-    _split_row(st, x, xsq, out, False)
-
-
 cdef void store_sv_kernel_row(Store* st, Py_ssize_t p, double* out) noexcept nogil:
     """out[j] = k(x̃_p, x̃_j) for all stored j (O(n·nnz(x̃_p)))."""
-    store_kernel_row(st, _gather_column(st, p), st.sq[p], out)
+    kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, _gather_column(st, p), st.sq[p],
+                      out)
 
 
 cdef void _model_dot_row(const Store* st, const double* krow, double* g) noexcept nogil:
@@ -576,7 +416,7 @@ cdef void _merge(Store* st) noexcept nogil:
         st.n_removals += 1
         return
     # Squared distances from x̃_m: row[j] = x̃_m · x̃_j
-    _split_row(st, _gather_column(st, m), 0.0, st.row, True)
+    sparse_dot_columns(_gather_column(st, m), st.X, st.cap, st.n, st.row)
     if (binary and st.merge_search == SEARCH_LOOKUP_WD and st.kernel.fast_rows
             and not st.track_q):
         best, best_logk = _scan_lookup_wd(st, m)
@@ -615,7 +455,7 @@ cdef void _merge(Store* st) noexcept nogil:
         for r in range(nc):
             gm_dot += st.A[best * nc + r] * st.vec2[r]
         z = sparse_gather(st.zcol, 1, st.d, st.nzval, st.nzind)
-        store_kernel_row(st, z, sparse_sqnorm(z), st.row2)
+        kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, z, sparse_sqnorm(z), st.row2)
         _model_dot_row(st, st.row2, st.vec2)
         for r in range(nc):
             gm_dot -= az[r] * st.vec2[r]
@@ -888,62 +728,7 @@ cdef class SVStore:
         st.track_q = track_q
         st.inspan_tol = inspan_tol
         st.compare = compare
-        st.n_threads = 1
-        st.row_thread_work = ROW_THREAD_WORK
-        st.always_split = False
-        st.split_cost = 0.0
-        st.serial_cost = 0.0
-        st.prefer_split = False             # one thread until a probe shows the split pays
-        st.split_rows = 0
-        st.split_done = 0
-        st.next_probe = PROBE_GAP_MIN
-        st.probe_gap = PROBE_GAP_MIN
-        st.probe_left = 0
         self.reset()
-
-    @property
-    def n_threads(self):
-        """Threads that share the long kernel rows of this store (1: the calling thread). The
-        model does not depend on it. Without OpenMP in the build, the rows run on one thread
-        whatever it says."""
-        return self.st.n_threads
-
-    @n_threads.setter
-    def n_threads(self, int value):
-        if value < 1:
-            raise ValueError("n_threads must be at least 1")
-        self.st.n_threads = value
-
-    @property
-    def row_thread_work(self):
-        """Multiply-adds of a kernel row (n · (nnz + ROW_EXP_COST)) that each of its threads
-        must get for the row to be split (ROW_SPLIT["thread_work"]; 1: every row)."""
-        return self.st.row_thread_work
-
-    @row_thread_work.setter
-    def row_thread_work(self, Py_ssize_t value):
-        if value < 1:
-            raise ValueError("row_thread_work must be at least 1")
-        self.st.row_thread_work = value
-
-    @property
-    def always_split(self):
-        """True: split every row long enough, without measuring whether it pays (for the
-        benchmark that measures where it does, and for tests); False (the default): measure
-        as the rows go and split only while split rows cost less."""
-        return bool(self.st.always_split)
-
-    @always_split.setter
-    def always_split(self, bint value):
-        self.st.always_split = value
-
-    def split_counters(self):
-        """The measurement of the split so far: rows long enough to split, those split, the
-        mode in use,
-        and the seconds per multiply-add of split and of one-thread rows (0: not measured)."""
-        return {"split_rows": int(self.st.split_rows), "split_done": int(self.st.split_done),
-                "prefer_split": bool(self.st.prefer_split),
-                "split_cost": self.st.split_cost, "serial_cost": self.st.serial_cost}
 
     cdef void reset(self) noexcept nogil:
         self.st.n = 0
@@ -1048,7 +833,8 @@ cdef class SVStore:
         cdef SparseRow xs = SparseRow(&v[0], &ii[0], len(ind))
         out = np.zeros(self.st.cap)
         cdef double[::1] o = out
-        store_kernel_row(&self.st, xs, float(x @ x), &o[0])
+        kernel_row_sparse(&self.st.kernel, self.st.X, self.st.cap, self.st.n, self.st.sq, xs,
+                          float(x @ x), &o[0])
         return out[:self.st.n]
 
     # For tests.

@@ -146,7 +146,6 @@ cdef extern from *:
         }
     }
     """
-    Py_ssize_t DOT_TILE "BSVM_DOT_TILE"
     void _sparse_dot_columns "bsvm_sparse_dot_columns"(
         const double* val, const int32_t* ind, Py_ssize_t nnz, const double* M, Py_ssize_t ld,
         Py_ssize_t n, double* out) noexcept nogil

@@ -1,7 +1,6 @@
 """What the budgeted kernel solvers (budgetsvm/bsgd.py, budgetsvm/bsca.py) and --stream share:
 the store-size check, the model's training metadata and the progress texts."""
 from budgetsvm.errors import BsvmError
-from budgetsvm.threads import available_cores, inner_threads
 
 # The dense SV store needs 8·(max(d, 1) + 10)·(B+1) bytes (budgetsvm/_budget.pyx: a dense row
 # and ten numbers per slot); refuse beyond this.
@@ -25,15 +24,12 @@ def new_store(params, d, nr_coef, gamma, compare_merges=False, track_q=False):
     """The empty SV store (budgetsvm/_budget.pyx) of a run on d features with nr_coef
     coefficients per SV; compare_merges: its comparison mode, track_q: the margin perceptron's
     Q (bsgd --variant mp)."""
-    from budgetsvm._budget import SVStore, openmp_threads
-    store = SVStore(d, int(params.budget), nr_coef, params.kernel, gamma, float(params.coef0),
-                    int(params.degree), params.maintenance,
-                    params.merge_search if params.maintenance == "merge" else "gss",
-                    track_q=track_q, compare=compare_merges,
-                    coalesce=params.effective_coalesce(), fast_rows=params.polish != "none")
-    # the idle -n threads share its long kernel rows (the same model on any number of them)
-    store.n_threads = max(1, min(inner_threads(), openmp_threads(), available_cores()))
-    return store
+    from budgetsvm._budget import SVStore
+    return SVStore(d, int(params.budget), nr_coef, params.kernel, gamma, float(params.coef0),
+                   int(params.degree), params.maintenance,
+                   params.merge_search if params.maintenance == "merge" else "gss",
+                   track_q=track_q, compare=compare_merges, coalesce=params.effective_coalesce(),
+                   fast_rows=params.polish != "none")
 
 
 def model_params(params, n, d, gamma, extra):

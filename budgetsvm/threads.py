@@ -94,16 +94,6 @@ def current_threads():
     return 1 if active is None else active.n_threads
 
 
-def inner_threads():
-    """Threads that one computation may use inside itself (the SV store's long kernel rows):
-    the active pool's threads when it runs outside the items of a parallel_map (a binary
-    model, or the one model of multi-class bsgd), else 1, since the map's other items keep
-    the other threads busy (one-vs-rest models, folds)."""
-    if getattr(_local, "group", None) is not None:
-        return 1
-    return current_threads()
-
-
 @contextlib.contextmanager
 def pool(n_threads=None):
     """Make ``n_threads`` threads available to the parallel_map calls inside the block.

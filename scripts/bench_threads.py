@@ -33,9 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-# BLAS on one thread (as the command-line tools set it). OMP_NUM_THREADS stays as it is: it
-# caps the OpenMP threads that share a budgeted model's long kernel rows, which -n counts.
-for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 from _common import (REPO, Section, add_report_only, data_path, decompressed,  # noqa: E402
@@ -44,17 +42,10 @@ from _common import (REPO, Section, add_report_only, data_path, decompressed,  #
 BIN = Path(sys.executable).parent
 WORK = REPO / "build" / "bench" / "threads"
 HZ = os.sysconf("SC_CLK_TCK")
-DATASETS = ("sector.scale", "dna.scale", "satimage.scale", "a9a", "ijcnn1", "mnist", "mnist.t")
+DATASETS = ("sector.scale", "dna.scale", "satimage.scale", "a9a", "mnist", "mnist.t")
 # The mnist model of the prediction task: B = 1000, one epoch on mnist scaled by 1/255.
 MNIST_MODEL = ["-s", "bsgd", "--budget", "1000", "--epochs", "1", "-c", "10", "-g", "0.02"]
 MNIST_LINEAR_MODEL = ["-s", "dcd", "-c", "0.01"]
-BINARY_MNIST_ROWS = 20000
-# The kernel rows split inside one model: (data, C, γ, B) of bsgd in the papers' mode (the
-# solver alone), from short rows (a9a: 14 non-zeros) to long ones (mnist: ~150).
-ROW_CASES = [("a9a", 32.0, 2 ** -7, 500), ("ijcnn1", 32.0, 2.0, 500),
-             ("satimage.scale", 16.0, 1.0, 500), ("dna.scale", 8.0, 2 ** -5, 500),
-             ("mnist-binary", 8.0, 2 ** -5, 200), ("mnist-binary", 8.0, 2 ** -5, 500),
-             ("mnist-binary", 8.0, 2 ** -5, 1000)]
 
 # Liblinear's whole command: read the same plain file, train -s 3 -c 1, save the model.
 LIBLINEAR_TRAIN = """
@@ -151,19 +142,6 @@ def scaled_mnist(name):
                 dst.write(label + "".join(
                     " %s:%.6g" % (p[:p.index(":")], int(p[p.index(":") + 1:]) / 255.0)
                     for p in pairs) + "\n")
-        os.replace(tmp, out)
-    return out
-
-
-def binary_mnist():
-    """The first 20,000 rows of mnist scaled to [0, 1], digits 0-4 (+1) against 5-9 (-1)."""
-    out = WORK / "mnist.binary20k"
-    if not out.exists():
-        tmp = out.with_suffix(".tmp")
-        with open(scaled_mnist("mnist")) as src, open(tmp, "w") as dst:
-            for _, line in zip(range(BINARY_MNIST_ROWS), src):
-                label, rest = line.split(" ", 1)
-                dst.write(("+1 " if float(label) < 5 else "-1 ") + rest)
         os.replace(tmp, out)
     return out
 
@@ -265,21 +243,6 @@ def build_tasks(tmp):
             (1 << 20) + int(block_share * (12 * nnz + 16 * n)),
             note=f"linear model: `bsvm-train {' '.join(MNIST_LINEAR_MODEL)}` on mnist scaled "
                  "by 1/255; not a task of the issue (no target)"))
-    if have("mnist"):
-        # Not one of the issue's tasks: one binary budgeted model, which has no independent
-        # parts to share out until its refit; -n threads share its long kernel rows (mnist's
-        # ~150 non-zeros against 500 SVs) inside the solver's steps.
-        binary = binary_mnist()
-        n, d, _ = problem_sizes(binary)
-        tasks.append(Task(
-            "mnist-binary", "`bsvm-train -s bsgd -c 8 -g 0.03125` on mnist (scaled, first "
-            "20,000 rows, digits 0-4 against 5-9; B = 500): one model, its kernel rows split",
-            None, 1, lambda t, o: [train, "-q", "-s", "bsgd", "-c", "8", "-g", "0.03125", "-n",
-                                   t, binary, o / "m"],
-            refit_work(n, 500),
-            note="not a task of the issue (no target); one binary model, whose "
-                 "kernel rows of at least 2 x 24,576 multiply-adds run on the -n threads "
-                 "(OpenMP), then its refit"))
     return tasks
 
 
@@ -307,53 +270,6 @@ def robust_run(machine, argv, attempts=3):
         if result[2] < machine.idle:
             break
     return result
-
-
-def forced_split(threads):
-    """budgetsvm.bsgd's new_store, with a store whose every kernel row runs on `threads`
-    threads (row_thread_work = 1: the split whatever the row's length)."""
-    from budgetsvm import budgeted
-
-    def new_store(*args, **kwargs):
-        store = budgeted.new_store(*args, **kwargs)
-        store.n_threads, store.row_thread_work, store.always_split = threads, 1, True
-        return store
-    return new_store
-
-
-def row_split_runs(repeats):
-    """Rows "rows": the solve time of one bsgd model (papers' mode) with every kernel row on
-    1 and on 2 threads, alternating, and whether both models are the same bits."""
-    import budgetsvm.bsgd as bsgd_module
-    from budgetsvm.io import read_problem
-    from budgetsvm.params import TrainParams
-    from budgetsvm.train import train
-    default_new_store = bsgd_module.new_store
-    for name, C, gamma, budget in ROW_CASES:
-        try:
-            path = binary_mnist() if name == "mnist-binary" else data_path(name)
-        except FileNotFoundError:
-            continue
-        X, y = read_problem(str(path))
-        nnz = X.nnz / X.shape[0]
-        params = TrainParams(solver="bsgd", polish="none", C=C, gamma=gamma, budget=budget,
-                             seed=1, n_threads=1)
-        models = {}
-        for repeat in range(repeats):
-            for t in ((1, 2) if repeat % 2 == 0 else (2, 1)):
-                bsgd_module.new_store = forced_split(t)
-                try:
-                    cpu = time.process_time()
-                    model = train(X, y, params)
-                    cpu = time.process_time() - cpu
-                finally:
-                    bsgd_module.new_store = default_new_store
-                models[t] = (model.sv.toarray().tobytes(), model.coef.tobytes())
-                yield {"kind": "rows", "data": name, "budget": budget, "nnz": nnz,
-                       "threads": t, "repeat": repeat, "cpu": cpu,
-                       "solve": model.train_info["train_seconds"]}
-        yield {"kind": "rows-same", "data": name, "budget": budget,
-               "same": models[1] == models[2]}
 
 
 def measure(args):
@@ -392,8 +308,6 @@ def measure(args):
             for t in threads:
                 yield {"kind": "peak", "task": task.key, "threads": t,
                        "peak_mb": peak_run(task.command(t, out))}
-        if not args.only or "rows" in args.only.split(","):
-            yield from row_split_runs(max(args.repeats, 2))
         if any(t.key == "sector" for t in tasks):
             for runner, runs in liblinear_comparison(tmp, machine, args.repeats,
                                                      [1, 2]).items():
@@ -530,9 +444,6 @@ def report(results):
                     f"0.6: **{'met' if ratio <= 0.6 else 'missed'}**). Both read the same "
                     "uncompressed text file and write a model file; LIBLINEAR's Python reader "
                     "is part of its command as ours is of ours.")
-    split = row_split_report(rows_of)
-    if split:
-        body.extend(split)
     load = (f"Before every run the script waited until other processes kept less than "
             f"{machine['idle']} cores busy (sampled over 1 s; waited {machine['waited']:.0f} s in "
             f"all); during the runs they used {max(others):.2f} cores at most "
@@ -548,49 +459,6 @@ def report(results):
     extra = [f"{task.key}: {task.note}" for task in tasks if task.note]
     return Section("Worker threads (-n): speed-up, CPU and memory", "\n\n".join(body),
                    extra=["BLAS limited to one thread (as the command-line tools do)", *extra])
-
-
-def row_split_report(rows_of):
-    """The table of the kernel rows split inside one model (rows "rows"), and its notes."""
-    runs, same = {}, {}
-    for r in rows_of:
-        if r["kind"] == "rows":
-            case = runs.setdefault((r["data"], r["budget"]), {"nnz": r["nnz"], 1: [], 2: []})
-            case[r["threads"]].append((r["solve"], r["cpu"]))
-        elif r["kind"] == "rows-same":
-            same[(r["data"], r["budget"])] = r["same"]
-    if not runs:
-        return []
-    from budgetsvm._budget import ROW_SPLIT
-    ROW_EXP_COST, ROW_THREAD_WORK = ROW_SPLIT["exp_cost"], ROW_SPLIT["thread_work"]
-    rows = []
-    for (name, budget), case in runs.items():
-        work = budget * (case["nnz"] + ROW_EXP_COST)
-        solve = {t: [s for s, _ in case[t]] for t in (1, 2)}
-        cpu = {t: med([c for _, c in case[t]]) for t in (1, 2)}
-        rows.append([name, budget, f"{case['nnz']:.0f}", f"{work:,.0f}",
-                     "yes" if work >= 2 * ROW_THREAD_WORK else "no",
-                     spread(solve[1], "{:.3f}"), spread(solve[2], "{:.3f}"),
-                     f"{med(solve[1]) / med(solve[2]):.2f}×", f"{cpu[2] / cpu[1]:.2f}",
-                     "yes" if same[(name, budget)] else "**no**"])
-    return [
-        "**Inside one model: a kernel row split across threads.** One budgeted model is a "
-        "sequence of dependent steps; the only work inside a step that splits is the kernel "
-        "row of the training row against the stored SVs (n · (nnz + "
-        f"{ROW_EXP_COST}) multiply-adds, an exponential counted as {ROW_EXP_COST}), in blocks "
-        "of SVs, one per thread, with a synchronisation per step. Here every row of a bsgd "
-        "model (papers' mode: the solver alone, no refit) runs on one thread, then on two "
-        "(the split forced on every row, whatever its length), in the benchmark's own "
-        "process, alternating:",
-        table(["data", "B", "non-zeros per row", "row work at B SVs", "split by default",
-               "solve s, 1 thread", "solve s, 2 threads", "speed-up", "CPU 2 ÷ 1",
-               "same model bits"], rows),
-        "Solve seconds: wall time of the solver (`train_seconds`), median (min–max); CPU: "
-        "process CPU time of the training call, whose second thread spins while it waits for "
-        "the next row. Row work counts the rows of a full budget (the budget fills during the "
-        "first epoch). `-s bsgd` and `-s bsca` split a row only when each thread gets at "
-        f"least {ROW_THREAD_WORK:,} of it (`ROW_THREAD_WORK`, budgetsvm/_budget.pyx), so "
-        "'split by default' marks the rows that the defaults split on 2 threads."]
 
 
 def plot(tasks, threads, walls, cores):

@@ -566,33 +566,3 @@ def test_dot_products_with_the_svs_are_summed_in_the_rows_order(n_sv):
             dot += float(x[c]) * float(sv[c])
         expected.append(dot)
     assert store.kernel_row(x).tolist() == expected
-
-
-@pytest.mark.parametrize("fast_rows", [False, True])
-@pytest.mark.parametrize("n_sv", [130, 211, 300])     # parts of whole tiles and a tail
-def test_a_long_kernel_row_on_several_threads_has_the_bits_of_one_thread(fast_rows, n_sv):
-    # store_kernel_row splits a row of at least 2 × ROW_THREAD_WORK (n · (nnz + 4)) into
-    # blocks of SVs, one per thread: every entry must be the one-thread value, bit for bit
-    # (the model does not depend on -n), and the rbf kernel within rounding
-    from budgetsvm._budget import openmp_threads
-    rng = np.random.default_rng(n_sv)
-    d = 400                                            # 130 SVs · 404 ≥ 2 · 24,576
-    S = rng.normal(size=(n_sv, d)) * 0.05
-    x = rng.normal(size=d) * 0.05 * (rng.random(d) < 0.9)
-    rows = {}
-    for threads in (1, 2, 3):
-        store = SVStore(d, n_sv, 1, "rbf", 0.5, fast_rows=fast_rows)
-        store.n_threads = threads
-        for i in range(n_sv):
-            store.insert(S[i], 1.0, i)
-        rows[threads] = store.kernel_row(x)
-    assert rows[1].tobytes() == rows[2].tobytes() == rows[3].tobytes()
-    np.testing.assert_allclose(rows[1], rbf(x[None, :], store.export()[0], 0.5)[0], rtol=1e-12)
-    if openmp_threads() == 1:
-        pytest.skip("a build without OpenMP (or OMP_NUM_THREADS=1): rows ran on one thread")
-
-
-def test_the_store_threads_must_be_positive():
-    store = SVStore(3, 10)
-    with pytest.raises(ValueError, match="at least 1"):
-        store.n_threads = 0

@@ -96,22 +96,6 @@ def test_library_format_files_do_not_depend_on_the_threads(tmp_path, fmt):
     assert files[0] == files[1] and files[0].count(b"\n") > 1100
 
 
-@pytest.mark.parametrize("solver", ["bsgd", "bsca", "bsgd-none", "bsca-none"])
-def test_long_kernel_rows_split_across_threads_give_the_same_model(tmp_path, solver):
-    # rows of 400 features against 150 SVs: long enough that the store's kernel rows run on
-    # the idle threads of a binary model (budgetsvm/_budget.pyx, store_kernel_row)
-    rng = np.random.default_rng(8)
-    X = rng.standard_normal((500, 400))
-    y = (X[:, :5].sum(1) + rng.standard_normal(500) > 0).astype(int)
-    data = write_libsvm(tmp_path / "wide.txt", X, y, digits=4)
-    options = [*SOLVERS[solver], "--budget", "150", "-g", "0.002"]
-    files = []
-    for n in (1, 2, 3):
-        run("bsvm-train", "-q", *options, "-n", n, data, tmp_path / f"m{n}")
-        files.append((tmp_path / f"m{n}").read_bytes())
-    assert files[0] == files[1] == files[2]
-
-
 def test_the_threads_are_not_written_into_the_model(tmp_path, blobs):
     run("bsvm-train", "-q", "-s", "dcd", "-n", "3", blobs[0], tmp_path / "m")
     run("bsvm-train", "-q", "-s", "dcd", blobs[0], tmp_path / "d")       # default: all cores
