@@ -403,10 +403,11 @@ cdef inline Py_ssize_t _write_short(double value, char* out) noexcept nogil:
 def format_libsvm_rows_ascii(const double[:] labels, const int64_t[:] indptr,
                              const int32_t[:] indices, const double[:] values,
                              bint exact=False):
-    """LIBSVM data lines "label index:value ..." of a CSR matrix (0-based indices written
-    1-based; no trailing space; each line ends with a newline) in a uint8 array, as svm-scale
-    writes them: labels as "%.17g", values as "%g" (6 significant digits), or with exact as
-    repr writes them without a trailing ".0" (they read back as the same doubles). Runs
+    """LIBSVM data lines "label index:value ... " of a CSR matrix (0-based indices written
+    1-based) in a uint8 array, byte for byte as svm-scale writes them (its printf calls
+    "%.17g " for the label and "%d:%g " per value, then a newline: so every line ends in a
+    space): labels as "%.17g", values as "%g" (6 significant digits), or with exact as repr
+    writes them without a trailing ".0" (they read back as the same doubles). Runs
     without the GIL. The "%g" text of each distinct value is made once and looked up by the
     value's bits (snprintf costs about 0.2 µs a call; scaled data hold few distinct values)."""
     cdef Py_ssize_t n = labels.shape[0], r, k, pos = 0, length, used = 0, slot
@@ -419,7 +420,7 @@ def format_libsvm_rows_ascii(const double[:] labels, const int64_t[:] indptr,
     cdef Py_ssize_t slots = <Py_ssize_t>1 << (64 - shift)
     cdef uint64_t bits, mask = slots - 1
     cdef double v
-    buffer = np.empty(n * (MAX_CHARS + 1) + nnz * (MAX_CHARS + 13), dtype=np.uint8)
+    buffer = np.empty(n * (MAX_CHARS + 2) + nnz * (MAX_CHARS + 13), dtype=np.uint8)
     cdef unsigned char[::1] text = buffer
     cdef char* out = <char*>&text[0] if text.shape[0] > 0 else NULL
     keys_array = np.empty(slots if not exact and nnz > 0 else 0, dtype=np.uint64)
@@ -462,6 +463,7 @@ def format_libsvm_rows_ascii(const double[:] labels, const int64_t[:] indptr,
                     pos += length
                 else:
                     pos += _write_g(v, out + pos)
-            out[pos] = b'\n'
-            pos += 1
+            out[pos] = b' '
+            out[pos + 1] = b'\n'
+            pos += 2
     return buffer[:pos]

@@ -248,9 +248,9 @@ def _check_finite(values, columns, what):
 
 
 def format_rows(X, y, precise=False):
-    """LIBSVM-format lines of (X, y) as ASCII bytes: ``label index:value ...`` per row, no
-    trailing space; labels as "%.17g", values as svm-scale writes them ("%g"), or exactly
-    (shortest round-trip form, no trailing ".0") when ``precise``."""
+    """LIBSVM-format lines of (X, y) as ASCII bytes, as svm-scale writes them: ``label
+    index:value ... `` per row (each item followed by a space); labels as "%.17g", values as
+    "%g", or exactly (shortest round-trip form, no trailing ".0") when ``precise``."""
     X = sp.csr_matrix(X)
     return format_libsvm_rows_ascii(np.ascontiguousarray(y, dtype=np.float64),
                                     X.indptr.astype(np.int64, copy=False),

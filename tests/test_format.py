@@ -118,8 +118,9 @@ def test_printf_g17_rows_are_liblinear_and_libsvm_lines():
 
 
 def libsvm_lines(labels, X, exact):
-    """The oracle: Python's "%.17g" for labels, "%g" (or repr without a trailing ".0") for
-    values, 1-based indices, in stored order, no trailing space."""
+    """The oracle: svm-scale's printf calls, "%.17g " for the label and "%d:%g " per value
+    (1-based indices, in stored order; repr without a trailing ".0" for exact), then a
+    newline."""
     def value(v):
         if not exact:
             return "%g" % v
@@ -127,9 +128,9 @@ def libsvm_lines(labels, X, exact):
         return text[:-2] if text.endswith(".0") else text
     X = sp.csr_matrix(X)
     return "".join(
-        "%.17g" % label + "".join(f" {j + 1}:{value(v)}" for j, v in
-                                  zip(X.indices[X.indptr[i]:X.indptr[i + 1]].tolist(),
-                                      X.data[X.indptr[i]:X.indptr[i + 1]].tolist())) + "\n"
+        "%.17g " % label + "".join(f"{j + 1}:{value(v)} " for j, v in
+                                   zip(X.indices[X.indptr[i]:X.indptr[i + 1]].tolist(),
+                                       X.data[X.indptr[i]:X.indptr[i + 1]].tolist())) + "\n"
         for i, label in enumerate(np.asarray(labels).tolist())).encode("ascii")
 
 
@@ -153,7 +154,7 @@ def test_libsvm_lines_are_svm_scale_lines(exact):
     wide = sp.csr_matrix(([0.5, -2.0], [0, 2**31 - 2], [0, 2]), shape=(1, 2**31 - 1))
     labels = rng.choice([1.0, -1.0, 0.5, 1e20, -3.0, 2.0**60], X.shape[0])
     assert ours(labels, X, exact) == libsvm_lines(labels, X, exact)
-    assert ours([7.0], wide, exact) == b"7 1:0.5 2147483647:-2\n"
+    assert ours([7.0], wide, exact) == b"7 1:0.5 2147483647:-2 \n"
 
 
 def test_libsvm_lines_with_more_distinct_values_than_the_table_holds():

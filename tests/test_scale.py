@@ -49,18 +49,19 @@ def test_hand_computed_case(tmp_path):
     (tmp_path / "d").write_text(HAND)
     r = scale("-s", "p", "d", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    # values as svm-scale prints them (%g); --precise: the exact doubles
-    assert r.stdout == ("1 2:-1 3:1\n"
-                        "-1 1:-1 2:-0.333333\n"
-                        "1 1:1 2:1 3:-1\n")
-    assert scale("--precise", "d", cwd=tmp_path).stdout == ("1 2:-1 3:1\n"
-                                                            "-1 1:-1 2:-0.33333333333333337\n"
-                                                            "1 1:1 2:1 3:-1\n")
+    # values as svm-scale prints them (%g, every item followed by a space); --precise: the
+    # exact doubles
+    assert r.stdout == ("1 2:-1 3:1 \n"
+                        "-1 1:-1 2:-0.333333 \n"
+                        "1 1:1 2:1 3:-1 \n")
+    assert scale("--precise", "d", cwd=tmp_path).stdout == ("1 2:-1 3:1 \n"
+                                                            "-1 1:-1 2:-0.33333333333333337 \n"
+                                                            "1 1:1 2:1 3:-1 \n")
     assert (tmp_path / "p").read_text() == "x\n-1 1\n1 0 4\n2 0 3\n3 0 4\n"
     r = scale("-l", "0", "d", cwd=tmp_path)
-    assert r.stdout == "1 1:0.5 3:1\n-1 2:0.333333 3:0.5\n1 1:1 2:1\n"
+    assert r.stdout == "1 1:0.5 3:1 \n-1 2:0.333333 3:0.5 \n1 1:1 2:1 \n"
     r = scale("--precise", "-l", "0", "d", cwd=tmp_path)
-    assert r.stdout == "1 1:0.5 3:1\n-1 2:0.3333333333333333 3:0.5\n1 1:1 2:1\n"
+    assert r.stdout == "1 1:0.5 3:1 \n-1 2:0.3333333333333333 3:0.5 \n1 1:1 2:1 \n"
     r = scale("-l", "0", "-y", "0", "1", "d", cwd=tmp_path)
     assert [line.split()[0] for line in r.stdout.splitlines()] == ["1", "0", "1"]
 
@@ -108,7 +109,7 @@ def test_restore_keeps_training_width_and_drops_unknown_features(tmp_path):
     (tmp_path / "t").write_text("1 1:1 9:5\n")
     r = scale("-r", "p", "t", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "1 1:0.25\n"
+    assert r.stdout == "1 1:0.25 \n"
     assert scale("-r", "p", "t", cwd=tmp_path).stdout == \
         scale("-r", "p", "-", cwd=tmp_path, stdin="1 1:1 9:5\n").stdout
 
@@ -180,11 +181,11 @@ def test_must_show_a9a_scale_train_predict(tmp_path):
 
 
 def svm_scale_text(X, y, lower, upper):
-    """svm-scale's output (svm-scale.c: labels %.17g, then index:%g for every non-zero scaled
-    value; the trailing spaces svm-scale leaves are not written) of the numpy computation."""
+    """svm-scale's output (svm-scale.c: printf("%.17g ") of the label, then printf("%d:%g ")
+    of every non-zero scaled value, then a newline) of the numpy computation."""
     expected, _, _ = numpy_minmax(X, lower, upper)
-    return "".join("%.17g" % label + "".join(" %d:%g" % (j + 1, v) for j, v in enumerate(row)
-                                             if v != 0) + "\n"
+    return "".join("%.17g " % label + "".join("%d:%g " % (j + 1, v) for j, v in enumerate(row)
+                                              if v != 0) + "\n"
                    for label, row in zip(y.tolist(), expected.tolist()))
 
 
