@@ -18,6 +18,7 @@ A = {i : y_i f(x_i) < 1} the objective is quadratic, so a Newton step followed b
 active set is the exact optimum. The Hessian block Σ_A C_i k_i k_iᵀ is updated with the rows that
 enter or leave A, so late iterations cost O(n·B), not O(|A|·B²).
 """
+import contextlib
 import mmap
 import threading
 import time
@@ -531,11 +532,51 @@ def budget_was_full(train_info):
             for info in train_info.get("per_model", [train_info])]
 
 
+# Per thread: the list that polish_model hands its work to inside deferred_polish(), or None.
+_deferral = threading.local()
+
+
+@contextlib.contextmanager
+def deferred_polish():
+    """Inside the block, polish_model (of a training run in this thread) does not refit: it
+    appends a DeferredPolish to the list this yields and returns the model as the solver made
+    it. Cross-validation trains every fold's solver first and refits later, so that the
+    sequential solves start as early as the threads allow (budgetsvm/train.py)."""
+    pending = []
+    previous = getattr(_deferral, "pending", None)
+    _deferral.pending = pending
+    try:
+        yield pending
+    finally:
+        _deferral.pending = previous
+
+
+class DeferredPolish:
+    """The refit that polish_model put off (deferred_polish): run(X) does it, on the same
+    training rows X (any CSR form: they are put in canonical form as the solver had them),
+    and returns the model. It keeps the model and the labels, not the rows."""
+
+    def __init__(self, model, y_index, class_cost, params, groups, on_iteration):
+        self.model, self.y_index, self.class_cost = model, y_index, class_cost
+        self.params, self.groups, self.on_iteration = params, groups, on_iteration
+
+    def run(self, X):
+        from budgetsvm.problem import canonical_csr
+        return polish_model(self.model, canonical_csr(X), self.y_index, self.class_cost,
+                            self.params, groups=self.groups, on_iteration=self.on_iteration)
+
+
 def polish_model(model, X, y_index, class_cost, params, groups=None, on_iteration=None):
     """Apply params.polish to a model fresh from bsgd or bsca (in place): 'refit' refits its
     coefficients and offsets (refit_model) and records it in model.params and train_info;
-    'none' leaves the model exactly as the solver made it."""
+    'none' leaves the model exactly as the solver made it. Inside deferred_polish() the refit
+    is recorded for later instead (a DeferredPolish)."""
     if params.polish == "none":
+        return model
+    pending = getattr(_deferral, "pending", None)
+    if pending is not None:
+        pending.append(DeferredPolish(model, y_index, class_cost, params, groups,
+                                      on_iteration))
         return model
     from budgetsvm.model_io import ensure_finite
     ensure_finite(model)                   # a diverged iterate has nothing to refit

@@ -1,5 +1,7 @@
 """Training orchestration shared by bsvm-train, bsvm-grid and the Python API: label order,
 parameter checks, dispatch to the solver, and stratified cross-validation."""
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -19,6 +21,9 @@ MAX_LINEAR_WEIGHTS = 1 << 28
 # Feature values beyond this magnitude are "far from unit scale": the commands say so once and
 # name bsvm-scale (svm-scale's [-1, 1] and standardised data stay well below it).
 FAR_FROM_UNIT_SCALE = 100.0
+
+# Cross-validation runs a fold's refit this many folds after its solver (fold_items).
+REFIT_LOOKAHEAD = 2
 
 DIVERGED_DECISIONS = ("training diverged: the model's decision values are not finite (NaN or "
                       "infinity); scaled features (bsvm-scale) or a smaller -c may help")
@@ -167,11 +172,49 @@ def fold_predictions(X, y, test, params, callback=None):
     A training part with a single class predicts it for every row, as the one-class model that
     LIBSVM and LIBLINEAR train there does (a class rarer than the folds is absent from some
     training parts); training refuses one class."""
+    return _finish_fold(X, y, test, _train_fold(X, y, test, params, callback))
+
+
+def _train_fold(X, y, test, params, callback=None):
+    """The first half of fold_predictions: the solver's run on the rows outside ``test``, its
+    refit put off (refit.deferred_polish); the value for _finish_fold."""
     present = np.unique(y[~test])
     if len(present) == 1:
-        return np.full(int(np.count_nonzero(test)), present[0])
-    model = train(X[~test], y[~test], params, callback=callback)
+        return None, present[0]
+    from budgetsvm.refit import deferred_polish     # scipy.linalg: only when it trains
+    with deferred_polish() as pending:
+        model = train(X[~test], y[~test], params, callback=callback)
+    return model, pending
+
+
+def _finish_fold(X, y, test, trained):
+    """The second half of fold_predictions: the refit put off, on the same rows (taken out of
+    X again rather than kept meanwhile), and the predictions of the rows ``test``."""
+    model, pending = trained
+    if model is None:
+        return np.full(int(np.count_nonzero(test)), pending)
+    if pending:
+        rows = X[~test]
+        for deferred in pending:
+            model = ensure_finite(deferred.run(rows))
     return predict_scored(model, X[test])
+
+
+def fold_items(nr_fold, lookahead=REFIT_LOOKAHEAD):
+    """The work items of cross-validation, in the order they are run (and claimed by the
+    threads): ("train", f) is fold f's solver run, ("finish", f) its refit and predictions,
+    `lookahead` folds later. The solver runs are sequential and the refits split across the
+    threads, so this order starts every solver run as soon as possible and keeps the threads
+    busy to the end (5 folds on 2 threads: the last fold's solver runs while the other thread
+    refits the folds before), with at most lookahead + 1 solved folds waiting. It does not
+    depend on the thread count, so neither does which fold's error is reported first."""
+    items = []
+    for f in range(nr_fold):
+        items.append(("train", f))
+        if f >= lookahead:
+            items.append(("finish", f - lookahead))
+    items += [("finish", f) for f in range(max(nr_fold - lookahead, 0), nr_fold)]
+    return items
 
 
 def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=None):
@@ -186,20 +229,37 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
     y = np.asarray(y, dtype=np.float64)
     fold = stratified_folds(y, nr_fold, params.seed)
     predicted = np.empty(len(y))
+    trained = [None] * nr_fold
+    solved = [threading.Event() for _ in range(nr_fold)]
 
-    def run_fold(f):
+    def run(item):
+        phase, f = item
         test = fold == f
         if not test.any():
             return
         try:
-            predicted[test] = fold_predictions(X, y, test, params, callback=callback)
+            if phase == "train":
+                try:
+                    trained[f] = _train_fold(X, y, test, params, callback=callback)
+                finally:
+                    solved[f].set()
+                return
+            # the fold's own solver run comes earlier in the items: it runs, or has failed
+            # (and then this item is stopped: check_cancelled raises)
+            while not solved[f].wait(threads.WAIT_SECONDS):
+                threads.check_cancelled()
+            if trained[f] is None:
+                threads.check_cancelled()
+                raise RuntimeError(f"fold {f + 1}: no solver run to finish")
+            predicted[test] = _finish_fold(X, y, test, trained[f])
+            trained[f] = None
         except TrainingDiverged as exc:
             raise TrainingDiverged(f"fold {f + 1} of {nr_fold}: {exc}") from None
         if on_fold is not None:
             on_fold(f)
 
     with threads.pool(params.n_threads):
-        threads.parallel_map(run_fold, range(nr_fold))
+        threads.parallel_map(run, fold_items(nr_fold))
     return predicted
 
 

@@ -672,3 +672,37 @@ def test_cli_bsca_skips_the_rows_whose_kernel_overflows(tmp_path):
     from budgetsvm.model_io import load_model
     model = load_model(str(model_path))
     assert sorted(map(tuple, model.sv.toarray().tolist())) == [(0.0, 5.0), (1.0, 0.0)]
+
+
+@pytest.mark.parametrize("solver, k", [("bsgd", 2), ("bsgd", 3), ("bsca", 2), ("bsca", 3)])
+def test_a_deferred_refit_gives_the_model_of_the_refit_at_once(solver, k):
+    # cross-validation runs a fold's refit after later folds' solver runs
+    # (refit.deferred_polish): on the same rows it must give the model train() gives, bit
+    # for bit (one-vs-rest bsca: one refit group per class)
+    from budgetsvm.train import train
+    rng = np.random.default_rng(k)
+    X = sp.csr_matrix(rng.normal(size=(150, 6)))
+    y = rng.integers(0, k, 150).astype(float)
+    params = TrainParams(solver=solver, budget=20, epochs=2, C=4.0, gamma=0.5, n_threads=1)
+    direct = train(X, y, params)
+    with refit.deferred_polish() as pending:
+        deferred = train(X, y, params)
+    assert len(pending) == 1 and "refit_iterations" not in deferred.train_info
+    unpolished = deferred.coef.copy()
+    finished = pending[0].run(X)
+    assert finished is deferred
+    assert not np.array_equal(unpolished, finished.coef)      # the refit did change them
+    assert finished.coef.tobytes() == direct.coef.tobytes()
+    assert finished.rho.tobytes() == direct.rho.tobytes()
+    assert finished.params == direct.params
+    # outside the block polish_model refits at once again
+    assert "refit_iterations" in train(X, y, params).train_info
+
+
+def test_the_papers_mode_defers_nothing():
+    from budgetsvm.train import train
+    rng = np.random.default_rng(1)
+    X, y = sp.csr_matrix(rng.normal(size=(60, 3))), rng.integers(0, 2, 60).astype(float)
+    with refit.deferred_polish() as pending:
+        train(X, y, TrainParams(solver="bsgd", budget=10, polish="none"))
+    assert pending == []

@@ -182,6 +182,24 @@ def test_estimators_do_not_depend_on_n_jobs(blobs):
         LinearSVC(n_jobs=0).fit(X, y)
 
 
+@pytest.mark.parametrize("nr_fold", [2, 3, 5, 10, 31])
+def test_every_fold_is_solved_once_and_finished_after_its_solver(nr_fold):
+    # the order in which cross-validation hands out its work (train.fold_items): each fold's
+    # solver run once, its refit and predictions once and later, two folds later (the
+    # lookahead) or at the end, and the solver runs in fold order
+    from budgetsvm.train import REFIT_LOOKAHEAD, fold_items
+    items = fold_items(nr_fold)
+    assert sorted(items) == sorted([("train", f) for f in range(nr_fold)] +
+                                   [("finish", f) for f in range(nr_fold)])
+    position = {item: i for i, item in enumerate(items)}
+    assert [f for phase, f in items if phase == "train"] == list(range(nr_fold))
+    for f in range(nr_fold):
+        later = min(f + REFIT_LOOKAHEAD, nr_fold - 1)
+        assert position[("finish", f)] > position[("train", later)]
+        if f + REFIT_LOOKAHEAD + 1 < nr_fold:
+            assert position[("finish", f)] < position[("train", f + REFIT_LOOKAHEAD + 1)]
+
+
 # ---------------------------------------------------------------------------------------------
 # failures and signals
 # ---------------------------------------------------------------------------------------------
