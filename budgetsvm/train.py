@@ -172,15 +172,17 @@ def fold_predictions(X, y, test, params, callback=None):
     A training part with a single class predicts it for every row, as the one-class model that
     LIBSVM and LIBLINEAR train there does (a class rarer than the folds is absent from some
     training parts); training refuses one class."""
-    return _finish_fold(X, y, test, _train_fold(X, y, test, params, callback))
+    return _finish_fold(X, y, test, _train_fold(X, y, test, params, callback, defer=False))
 
 
-def _train_fold(X, y, test, params, callback=None):
-    """The first half of fold_predictions: the solver's run on the rows outside ``test``, its
-    refit put off (refit.deferred_polish); the value for _finish_fold."""
+def _train_fold(X, y, test, params, callback=None, defer=True):
+    """The first half of fold_predictions: the training on the rows outside ``test``, with its
+    refit put off (refit.deferred_polish) when ``defer``; the value for _finish_fold."""
     present = np.unique(y[~test])
     if len(present) == 1:
         return None, present[0]
+    if not defer:
+        return train(X[~test], y[~test], params, callback=callback), []
     from budgetsvm.refit import deferred_polish     # scipy.linalg: only when it trains
     with deferred_polish() as pending:
         model = train(X[~test], y[~test], params, callback=callback)
@@ -206,8 +208,10 @@ def fold_items(nr_fold, lookahead=REFIT_LOOKAHEAD):
     `lookahead` folds later. The solver runs are sequential and the refits split across the
     threads, so this order starts every solver run as soon as possible and keeps the threads
     busy to the end (5 folds on 2 threads: the last fold's solver runs while the other thread
-    refits the folds before), with at most lookahead + 1 solved folds waiting. It does not
-    depend on the thread count, so neither does which fold's error is reported first."""
+    refits the folds before), with at most lookahead + 1 solved folds waiting. When several
+    folds fail, the error reported is the one of the earliest item in this order (a later
+    fold's solver run comes before an earlier fold's refit); the order does not depend on the
+    thread count, so neither does the error."""
     items = []
     for f in range(nr_fold):
         items.append(("train", f))
@@ -249,8 +253,8 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
             while not solved[f].wait(threads.WAIT_SECONDS):
                 threads.check_cancelled()
             if trained[f] is None:
-                threads.check_cancelled()
-                raise RuntimeError(f"fold {f + 1}: no solver run to finish")
+                # the solver run failed: its error, from an earlier item, is the one raised
+                raise threads.Cancelled()
             predicted[test] = _finish_fold(X, y, test, trained[f])
             trained[f] = None
         except TrainingDiverged as exc:

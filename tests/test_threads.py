@@ -200,6 +200,27 @@ def test_every_fold_is_solved_once_and_finished_after_its_solver(nr_fold):
             assert position[("finish", f)] < position[("train", f + REFIT_LOOKAHEAD + 1)]
 
 
+def test_a_scored_fold_is_refitted_on_the_threads(monkeypatch, blobs):
+    # bsvm-grid scores a point fold by fold (train.fold_predictions, outside any pool of its
+    # own): the refit must run inside the training's pool, not be put off past it (a spy on
+    # the real refit records the threads it had)
+    from budgetsvm import io, refit
+    from budgetsvm.params import TrainParams
+    from budgetsvm.train import fold_predictions
+    seen = []
+    real = refit.refit_model
+
+    def spy(*args, **kwargs):
+        seen.append(threads.current_threads())
+        return real(*args, **kwargs)
+    monkeypatch.setattr(refit, "refit_model", spy)
+    X, y = io.read_problem(str(blobs[0]))
+    test = np.arange(len(y)) % 5 == 0
+    params = TrainParams(solver="bsgd", budget=40, epochs=1, n_threads=2)
+    predicted = fold_predictions(X, y, test, params)
+    assert seen == [2] and predicted.shape == (int(test.sum()),)
+
+
 # ---------------------------------------------------------------------------------------------
 # failures and signals
 # ---------------------------------------------------------------------------------------------
