@@ -177,24 +177,25 @@ def fold_predictions(X, y, test, params, callback=None):
 
 def _train_fold(X, y, test, params, callback=None, defer=True):
     """The first half of fold_predictions: the training on the rows outside ``test``, with its
-    refit put off (refit.deferred_polish) when ``defer``; the value for _finish_fold."""
+    refit put off (refit.deferred_polish) when ``defer``. Returns (model, the refits put off,
+    None), or (None, [], the label) when the training part has a single class."""
     present = np.unique(y[~test])
     if len(present) == 1:
-        return None, present[0]
+        return None, [], present[0]
     if not defer:
-        return train(X[~test], y[~test], params, callback=callback), []
+        return train(X[~test], y[~test], params, callback=callback), [], None
     from budgetsvm.refit import deferred_polish     # scipy.linalg: only when it trains
     with deferred_polish() as pending:
         model = train(X[~test], y[~test], params, callback=callback)
-    return model, pending
+    return model, pending, None
 
 
 def _finish_fold(X, y, test, trained):
     """The second half of fold_predictions: the refit put off, on the same rows (taken out of
     X again rather than kept meanwhile), and the predictions of the rows ``test``."""
-    model, pending = trained
+    model, pending, only_label = trained
     if model is None:
-        return np.full(int(np.count_nonzero(test)), pending)
+        return np.full(int(np.count_nonzero(test)), only_label)
     if pending:
         rows = X[~test]
         for deferred in pending:
