@@ -14,8 +14,11 @@ refit.STREAM_MAX_ROWS, and at most refit.STREAM_BLOCK_BYTES of kernel block) are
 last epoch reads them, and the model is refitted on them (budgetsvm/refit.py).
 
 Memory: the SV store (8·d·(B+1) bytes, as in memory) plus one buffer plus the refit's sample,
-whatever the number of rows. The difference from in-memory training: the shuffle is a permutation *within* each buffer,
-not of the whole file, so rows from different buffers are never interleaved and a file sorted by
+whatever the number of rows; with -n 2 or more threads, one more buffer, parsed in a worker
+thread while the solver steps through the one before.
+
+The difference from in-memory training: the shuffle is a permutation *within* each buffer, not
+of the whole file, so rows from different buffers are never interleaved and a file sorted by
 label trains badly (shuffle it once beforehand, e.g. with `shuf`). With one buffer holding the
 whole file, the streamed model is the in-memory one of the same seed: both draw one permutation
 per epoch from the same seeded generator (tests/test_stream.py checks it).
@@ -27,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from budgetsvm.errors import BsvmError, DataFormatError
-from budgetsvm.io import iter_problem_chunks
+from budgetsvm.io import map_problem_chunks
 from budgetsvm.labels import group_classes
 
 # Text read per buffer (the shuffle window); parsed rows take about as much memory again.
@@ -39,25 +42,34 @@ MAX_CLASSES = 1 << 16
 def scan(path, zero_based=False, buffer_bytes=DEFAULT_BUFFER_MB << 20, stats=None):
     """First pass: (n rows, d = largest index, labels in label order (group_classes)).
 
-    stats (a dict), if given, receives largest: the largest absolute feature value."""
+    The blocks are parsed in the active pool's threads (io.map_problem_chunks); what is found
+    does not depend on their size, so they are those of the in-memory reader, not buffers.
+    buffer_bytes is not used (kept for callers). stats (a dict), if given, receives largest:
+    the largest absolute feature value."""
     if path == "-":
         raise BsvmError("--stream reads the training file more than once: give a file, not -")
+
+    def summary(X, y):
+        # (rows, width, largest |value|, labels in order of first appearance) of one block
+        uniq, first = np.unique(y, return_index=True)
+        return (X.shape[0], X.shape[1], float(np.abs(X.data).max()) if X.nnz else 0.0,
+                uniq[np.argsort(first)])
+
     n, d, seen = 0, 0, []
     known = set()
     largest = 0.0
-    for X, y in iter_problem_chunks(path, zero_based, buffer_bytes):
-        n += X.shape[0]
-        d = max(d, X.shape[1])
-        if X.nnz:
-            largest = max(largest, float(np.abs(X.data).max()))
-        uniq, first = np.unique(y, return_index=True)
-        for value in uniq[np.argsort(first)]:
-            if value not in known:
-                known.add(value)
-                seen.append(value)
-        if len(seen) > MAX_CLASSES:
-            raise DataFormatError(path, None, f"more than {MAX_CLASSES} distinct labels: "
-                                  "is this a regression data set?")
+    with map_problem_chunks(path, summary, zero_based) as summaries:
+        for rows, width, block_largest, block_labels in summaries:
+            n += rows
+            d = max(d, width)
+            largest = max(largest, block_largest)
+            for value in block_labels:
+                if value not in known:
+                    known.add(value)
+                    seen.append(value)
+            if len(seen) > MAX_CLASSES:
+                raise DataFormatError(path, None, f"more than {MAX_CLASSES} distinct labels: "
+                                      "is this a regression data set?")
     if n == 0:
         raise DataFormatError(path, None, "no data (the file is empty or has only comments)")
     labels, _ = group_classes(np.asarray(seen, dtype=np.float64))
@@ -116,36 +128,47 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     rng, res = Random(int(params.seed)), None
     seconds = maintenance_seconds = 0.0
     rows_seen, n_buffers, single_class = 0, 0, 0
+
+    def prepare(X, y):
+        # A buffer's class indices and solver arrays. With -n 2 or more this runs in a worker
+        # thread on the next buffer while the solver steps through the current one
+        # (map_problem_chunks, one buffer ahead); the buffers and their order are the same.
+        position = np.searchsorted(sorted_labels, y)
+        position = np.minimum(position, len(sorted_labels) - 1)
+        if not np.array_equal(sorted_labels[position], y):
+            raise BsvmError(f"{path}: the file changed during training "
+                            "(a label not seen in the first pass)")
+        if X.shape[1] > d:
+            raise BsvmError(f"{path}: the file changed during training")
+        return X, rank_of_sorted[position].astype(np.int32), csr_arrays(X)
+
     for epoch in range(epochs):
         rows_seen = 0
-        for X, y in iter_problem_chunks(path, zero_based, buffer_bytes):
-            position = np.searchsorted(sorted_labels, y)
-            position = np.minimum(position, len(sorted_labels) - 1)
-            if not np.array_equal(sorted_labels[position], y):
-                raise BsvmError(f"{path}: the file changed during training "
-                                "(a label not seen in the first pass)")
-            y_index = rank_of_sorted[position].astype(np.int32)
-            if X.shape[1] > d or rows_seen + X.shape[0] > n:
-                raise BsvmError(f"{path}: the file changed during training")
-            if keep is not None and epoch == epochs - 1:
-                lo, hi = np.searchsorted(keep, [rows_seen, rows_seen + X.shape[0]])
-                if hi > lo:
-                    picked = keep[lo:hi] - rows_seen
-                    kept_X.append(sp.csr_matrix(X[picked], shape=(hi - lo, d)))
-                    kept_y.append(y_index[picked])
-            first_row = rows_seen
-            rows_seen += X.shape[0]
-            if epoch == 0:
-                n_buffers += 1
-                if X.shape[0] > 1 and np.all(y_index == y_index[0]):
-                    single_class += 1
-            data, indices, indptr, xsq = csr_arrays(X)
-            start = time.perf_counter()
-            res = bsgd_solve(store, data, indices, indptr, xsq, y_index, class_weight, nC,
-                             callback=report, order=rng.permutation(X.shape[0]), state=res,
-                             total_steps=n * epochs, origin_offset=first_row, **options)
-            seconds += time.perf_counter() - start
-            maintenance_seconds += res["maintenance_seconds"]
+        with map_problem_chunks(path, prepare, zero_based, buffer_bytes, ahead=2) as buffers:
+            for X, y_index, arrays in buffers:
+                if rows_seen + X.shape[0] > n:
+                    raise BsvmError(f"{path}: the file changed during training")
+                if keep is not None and epoch == epochs - 1:
+                    lo, hi = np.searchsorted(keep, [rows_seen, rows_seen + X.shape[0]])
+                    if hi > lo:
+                        picked = keep[lo:hi] - rows_seen
+                        kept_X.append(sp.csr_matrix(X[picked], shape=(hi - lo, d)))
+                        kept_y.append(y_index[picked])
+                first_row = rows_seen
+                rows_seen += X.shape[0]
+                if epoch == 0:
+                    n_buffers += 1
+                    if X.shape[0] > 1 and np.all(y_index == y_index[0]):
+                        single_class += 1
+                data, indices, indptr, xsq = arrays
+                start = time.perf_counter()
+                res = bsgd_solve(store, data, indices, indptr, xsq, y_index, class_weight, nC,
+                                 callback=report, order=rng.permutation(X.shape[0]), state=res,
+                                 total_steps=n * epochs, origin_offset=first_row, **options)
+                seconds += time.perf_counter() - start
+                maintenance_seconds += res["maintenance_seconds"]
+                # let this buffer go before the next is read: two buffers at most, not three
+                del X, y_index, arrays, data, indices, indptr, xsq
         if rows_seen != n:
             raise BsvmError(f"{path}: the file changed during training "
                             f"({rows_seen} rows instead of {n})")

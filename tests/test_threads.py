@@ -75,6 +75,36 @@ def test_model_files_do_not_depend_on_the_threads(tmp_path, blobs, solver, kind)
     assert models[1] == models[2] == models[3]        # cmp of the files
 
 
+@pytest.mark.parametrize("polish", ["refit", "none"])
+def test_streamed_models_do_not_depend_on_the_threads(tmp_path, polish):
+    # --stream parses the next buffer in a worker thread while the solver runs (and the first
+    # pass's blocks in all of them): the buffers, their order and so the model stay the same
+    data = write_blobs(tmp_path / "big.txt", n=4000)
+    models = {}
+    for n in (1, 2, 3):
+        run("bsvm-train", "-q", "--stream", "--stream-buffer", "0.0625", "--polish", polish,
+            *SOLVERS["bsgd"][2:], "-n", n, data, tmp_path / f"m{n}")
+        models[n] = (tmp_path / f"m{n}").read_bytes()
+    assert data.stat().st_size > 6 * 65536          # six buffers and more
+    assert models[1] == models[2] == models[3]
+
+
+def test_a_bad_line_in_a_late_block_of_a_streamed_file_is_the_error_of_one_thread(tmp_path):
+    # the first pass of --stream parses 1 MiB blocks in the worker threads: the first bad
+    # line's error, with its line number, and no model file, as with -n 1
+    rows = [b"%d 1:0.%06d 5:-0.25 13:1\n" % (1 if i % 3 else -1, i) for i in range(150_000)]
+    rows[100_000] = b"1 1:0.5 3:x\n"
+    rows[140_000] = b"1 2:1 1:1\n"
+    data = tmp_path / "d"
+    data.write_bytes(b"".join(rows))
+    for n in (1, 3):
+        result = run("bsvm-train", "-q", "--stream", "-n", n, data, tmp_path / f"m{n}",
+                     check=False)
+        assert result.returncode == 1
+        assert result.stderr == f"{data}:100001: value is not a number: '3:x'\n"
+        assert not (tmp_path / f"m{n}").exists()
+
+
 @pytest.mark.parametrize("fmt", ["liblinear", "libsvm"])
 def test_library_format_files_do_not_depend_on_the_threads(tmp_path, fmt):
     # LIBLINEAR's weight lines (one per feature) and LIBSVM's SV lines are formatted in blocks
@@ -397,6 +427,8 @@ LONG_RUNS = {
     "one-vs-rest dcd": ["-s", "dcd", "-c", "1000", "-e", "1e-12", "--max-iter", "0"],
     "one-vs-rest bsca": ["-s", "bsca", "--budget", "500", "--epochs", "100000"],
     "cross-validation": ["-s", "bsgd", "--budget", "200", "--epochs", "100000", "-v", "5"],
+    "streaming": ["-s", "bsgd", "--budget", "200", "--epochs", "100000", "--stream",
+                  "--stream-buffer", "0.0625"],
     "probability folds": ["-s", "acf", "-c", "1000", "-e", "1e-12", "--max-iter", "0",
                           "-b", "1"],
 }
