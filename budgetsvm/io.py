@@ -215,7 +215,8 @@ def iter_problem_chunks(path, zero_based=False, block_bytes=BLOCK_BYTES):
 
 
 @contextlib.contextmanager
-def map_problem_chunks(path, work, zero_based=False, block_bytes=READ_BLOCK_BYTES, ahead=None):
+def map_problem_chunks(path, work, zero_based=False, block_bytes=READ_BLOCK_BYTES, ahead=None,
+                       pool=None):
     """``with map_problem_chunks(path, work) as results:`` iterates over work(X_chunk, y_chunk)
     of every block of ``path`` that holds rows, in file order. The blocks are parsed, and work
     done, in the active pool's threads (budgetsvm/threads.py) while this thread reads (and
@@ -223,7 +224,8 @@ def map_problem_chunks(path, work, zero_based=False, block_bytes=READ_BLOCK_BYTE
     loop gives it. Leaving the block stops the work in flight (threads.ordered_map).
 
     ahead: blocks read and handed to the threads before the caller takes the first result,
-    the one it takes included (default: one per thread, plus one)."""
+    the one it takes included (default: one per thread, plus one); pool: threads.Pool to
+    work in instead of the active pool."""
     def parse_and_work(text_box):
         # the text comes in a one-item list emptied here, so that it is freed once parsed
         # (ordered_map holds an item until its result is taken)
@@ -232,7 +234,8 @@ def map_problem_chunks(path, work, zero_based=False, block_bytes=READ_BLOCK_BYTE
     texts = ([text] for text in _text_blocks(path, block_bytes))
     with contextlib.closing(texts), \
             threads.ordered_map(parse_and_work, texts,
-                                ahead=ahead or threads.current_threads() + 1) as results:
+                                ahead=ahead or threads.current_threads() + 1,
+                                pool=pool) as results:
         yield (result for result in results if result is not None)
 
 

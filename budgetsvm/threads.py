@@ -276,12 +276,13 @@ class ordered_map:
     file while the workers parse and predict the blocks read before). An item's exception
     is raised when its result is taken, as the serial loop would raise it; leaving the block
     (done, an error, Ctrl-C) stops the work still in flight and waits for it. Without an
-    active pool the items are computed one by one in the calling thread."""
+    active pool the items are computed one by one in the calling thread. pool: a Pool to use
+    instead of the active one (bsvm-train --stream keeps its buffers on one parser thread)."""
 
-    def __init__(self, function, iterable, ahead=None):
+    def __init__(self, function, iterable, ahead=None, pool=None):
         self.function = function
         self.iterable = iterable
-        self.pool = active_pool()
+        self.pool = pool if pool is not None else active_pool()
         self.ahead = ahead or 2 * current_threads()
         self.group = _Group(None, (), self.pool)
         self.group.stop_from = float("inf")

@@ -1,9 +1,10 @@
 """Worker threads (-n): how much faster the whole commands get with 2 threads than with 1 on
 this project's 2-core machines (issue 16's targets), how they scale to 4 and 8 threads
 (oversubscribed on 2 cores), their CPU time and peak memory, and our `-n 2` time against
-liblinear-official's single-threaded run of the same sector problem. One more task has no
+liblinear-official's single-threaded run of the same sector problem. Two more tasks have no
 target: a linear model's prediction of a large test file, where reading and parsing the text
-is most of the work.
+is most of the work, and streaming training (--stream), where the next buffer is parsed while
+the solver runs.
 
 Every measurement is a whole command in its own process (`bsvm-train`, `bsvm-predict`: what a
 user waits for, Python start-up and file reading included), timed by wall clock (what threads
@@ -46,6 +47,8 @@ DATASETS = ("sector.scale", "dna.scale", "satimage.scale", "a9a", "mnist", "mnis
 # The mnist model of the prediction task: B = 1000, one epoch on mnist scaled by 1/255.
 MNIST_MODEL = ["-s", "bsgd", "--budget", "1000", "--epochs", "1", "-c", "10", "-g", "0.02"]
 MNIST_LINEAR_MODEL = ["-s", "dcd", "-c", "0.01"]
+MNIST_STREAM = ["--stream", "-s", "bsgd", "--budget", "100", "-c", "8", "-g", "0.03125"]
+STREAM_BUFFER = 16 << 20                  # --stream-buffer's default, in bytes
 
 # Liblinear's whole command: read the same plain file, train -s 3 -c 1, save the model.
 LIBLINEAR_TRAIN = """
@@ -57,11 +60,19 @@ lu.save_model(sys.argv[2], lu.train(y, x, "-s 3 -c 1 -q"))
 
 
 class Task:
-    def __init__(self, key, title, target, parts, command, work_bytes, note=""):
+    def __init__(self, key, title, target, parts, command, work_bytes, note="", phase2=None):
         self.key, self.title, self.target, self.parts = key, title, target, parts
         self.command = command              # function(threads, out_dir) -> argv
         self.work_bytes = work_bytes        # bytes of work arrays of one part in progress
         self.note = note
+        # (parts, work bytes) of a second phase with other parts (--stream: the refit after
+        # the epochs); the memory bound takes the larger of the two phases
+        self.phase2 = phase2
+
+    def extra_bytes(self, t):
+        """Work arrays beyond one thread's when t threads run the parts."""
+        phases = [(self.parts, self.work_bytes)] + ([self.phase2] if self.phase2 else [])
+        return max((min(t, parts) - 1) * work for parts, work in phases)
 
 
 def busy_jiffies():
@@ -162,6 +173,16 @@ def refit_work(rows, n_sv):
     return 8 * rows * n_sv + 2 * 8 * min(rows, UPDATE_ROWS) * n_sv + 6 * 8 * n_sv * n_sv
 
 
+def stream_refit_phase(d, n_sv):
+    """(parts, bytes per part) of the refit that ends streaming training: the kernel block of
+    its sample of rows is computed in blocks of KERNEL_BLOCK_ENTRIES / B rows, each with a
+    dense copy of its rows (mnist is dense enough for it) and its slice of the kernel block."""
+    from budgetsvm.model import KERNEL_BLOCK_ENTRIES
+    from budgetsvm.refit import STREAM_MAX_ROWS
+    rows = KERNEL_BLOCK_ENTRIES // n_sv
+    return -(-STREAM_MAX_ROWS // rows), 8 * rows * (d + n_sv)
+
+
 def build_tasks(tmp):
     """The tasks of the targets (skipping those whose data are missing)."""
     train, predict = BIN / "bsvm-train", BIN / "bsvm-predict"
@@ -243,6 +264,20 @@ def build_tasks(tmp):
             (1 << 20) + int(block_share * (12 * nnz + 16 * n)),
             note=f"linear model: `bsvm-train {' '.join(MNIST_LINEAR_MODEL)}` on mnist scaled "
                  "by 1/255; not a task of the issue (no target)"))
+        # Not one of the issue's tasks: streaming training, whose epochs parse the next buffer
+        # in a worker thread while the (sequential) solver runs on the one before.
+        train_file = scaled_mnist("mnist")
+        n, d, nnz = problem_sizes(train_file)
+        buffer_share = STREAM_BUFFER / train_file.stat().st_size
+        tasks.append(Task(
+            "mnist-stream", "`bsvm-train --stream -s bsgd --budget 100` on mnist (scaled, "
+            "114 MB, 5 epochs)", None, 2,
+            lambda t, o: [train, "-q", *MNIST_STREAM, "-n", t, train_file, o / "m"],
+            # the next buffer: its text and its parsed rows (12 bytes per value, 16 per row)
+            STREAM_BUFFER + int(buffer_share * (12 * nnz + 16 * n)),
+            note=f"mnist-stream: `bsvm-train {' '.join(MNIST_STREAM)}` (C = 8, γ = 2^-5) on "
+                 "mnist scaled by 1/255; not a task of the issue (no target)",
+            phase2=stream_refit_phase(d, 100)))
     return tasks
 
 
@@ -288,7 +323,7 @@ def measure(args):
         for task in tasks:
             yield {"kind": "task", "task": task.key, "title": task.title,
                    "target": task.target, "parts": task.parts, "work_bytes": task.work_bytes,
-                   "note": task.note}
+                   "note": task.note, "phase2": task.phase2}
         # startup: the imports of bsvm-train, the floor of every whole command
         for repeat in range(args.repeats):
             wall, cpu, others = robust_run(machine, [
@@ -345,7 +380,7 @@ def report(results):
     options = results["meta"]["options"]
     threads = [int(t) for t in options["threads"].split(",")]
     tasks = [Task(r["task"], r["title"], r["target"], r["parts"], None, r["work_bytes"],
-                  r["note"]) for r in rows_of if r["kind"] == "task"]
+                  r["note"], r.get("phase2")) for r in rows_of if r["kind"] == "task"]
     machine = next((r for r in rows_of if r["kind"] == "machine"), None)
     if machine is None:         # written last: the run stopped before its end
         sys.exit("the results file has no 'machine' row (the run stopped before its end); "
@@ -409,7 +444,7 @@ def report(results):
         p1 = peaks[task.key][1]
         cells, ok = [], True
         for t in threads:
-            extra = (min(t, task.parts) - 1) * task.work_bytes / 2 ** 20
+            extra = task.extra_bytes(t) / 2 ** 20
             bound = 1.1 * p1 + extra
             ok &= peaks[task.key][t] <= bound
             cells.append(f"{peaks[task.key][t]:.0f} (≤ {bound:.0f})" if t != 1
@@ -429,7 +464,11 @@ def report(results):
                 "training rows plus its training's work arrays (for bsgd its SV store and the "
                 "refit's arrays); a prediction block, one more 1 MiB block of text in flight, "
                 "the rows parsed from a block (12 bytes per value), the dense copy of 262 of "
-                "those rows and their kernel block against the 1000 SVs.")
+                "those rows and their kernel block against the 1000 SVs; streaming, in the epochs "
+                "(2 parts: the solver and the parser of the next buffer) the next 16 MiB "
+                "buffer of text and its parsed rows, in the refit that ends it (the larger "
+                "bound of the two is shown) a block of 2,621 of its sample's 16,384 rows: "
+                "their dense copy and their kernel block against the 100 SVs.")
     if ll is not None:
         lib = [r[0] for r in ll["liblinear"]]
         ours = {t: [r[0] for r in ll[t]] for t in (1, 2)}
