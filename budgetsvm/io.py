@@ -227,16 +227,19 @@ def map_problem_chunks(path, work, zero_based=False, block_bytes=READ_BLOCK_BYTE
     the one it takes included (default: one per thread, plus one); pool: threads.Pool to
     work in instead of the active pool."""
     def parse_and_work(text_box):
-        # the text comes in a one-item list emptied here, so that it is freed once parsed
+        # the text comes in a one-item list emptied here, so that this item does not keep it
         # (ordered_map holds an item until its result is taken)
         chunk = _parse_chunk(path, text_box.pop(), zero_based)
+        threads.check_cancelled()         # stopped meanwhile (Ctrl-C): skip the work
         return None if chunk is None else work(*chunk)
     texts = ([text] for text in _text_blocks(path, block_bytes))
+    n_threads = pool.n_threads if pool is not None else threads.current_threads()
     with contextlib.closing(texts), \
-            threads.ordered_map(parse_and_work, texts,
-                                ahead=ahead or threads.current_threads() + 1,
+            threads.ordered_map(parse_and_work, texts, ahead=ahead or n_threads + 1,
                                 pool=pool) as results:
-        yield (result for result in results if result is not None)
+        # filter, not a generator expression, which would keep the last result (a whole
+        # --stream buffer) alive while the next is read and parsed
+        yield filter(lambda result: result is not None, results)
 
 
 def _parse_chunk(path, raw, zero_based):

@@ -283,7 +283,7 @@ class ordered_map:
         self.function = function
         self.iterable = iterable
         self.pool = pool if pool is not None else active_pool()
-        self.ahead = ahead or 2 * current_threads()
+        self.ahead = ahead or 2 * (self.pool.n_threads if self.pool is not None else 1)
         self.group = _Group(None, (), self.pool)
         self.group.stop_from = float("inf")
         self.pending = collections.deque()
