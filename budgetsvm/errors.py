@@ -31,5 +31,10 @@ class ParameterError(BsvmError):
     """An invalid combination of training parameters (the check_parameter idea of LIBSVM)."""
 
 
+class OneClassWarning(UserWarning):
+    """Training data of a single class: the model predicts that class (train.one_class_model).
+    bsvm-train -q silences it, as svm-train -q silences LIBSVM's warning."""
+
+
 class TrainingDiverged(BsvmError):
     """Training produced a model with NaN or infinite values: it is never saved or scored."""

@@ -280,6 +280,8 @@ class _BudgetSVMBase(_Mixin, _Base):
         model = self.model_
         if model.multiclass == "ovo" and len(self.classes_) > 2:
             return F
+        if len(self.classes_) == 1:
+            return F[:, 0]                  # a model of one class (loaded): 0 for every row
         if F.shape[1] == 1:
             # positive ↔ model.labels[0]
             return F[:, 0] if model.labels[0] == self._values_[1] else -F[:, 0]

@@ -137,7 +137,8 @@ def check_format(format, solver, labels=None):
                              f"{', '.join(FORMATS)}")
     if format == "liblinear" and solvers.is_kernel(solver):
         raise ParameterError(f"--format liblinear holds linear models; -s {solver} trains a "
-                             "kernel model: use --format native (or libsvm for two classes)")
+                             "kernel model: use --format native (or libsvm for one or two "
+                             "classes)")
     if format == "libsvm" and solvers.is_linear(solver):
         raise ParameterError(f"--format libsvm holds kernel models; -s {solver} trains a linear "
                              "model: use --format native or liblinear")
@@ -356,6 +357,15 @@ def _liblinear_pieces(model):
 
 
 def _libsvm_pieces(model):
+    if model.n_classes == 1 and model.n_sv == 0:
+        # a one-class model (train.one_class_model) as LIBSVM writes its own: nr_class 1, no
+        # support vector, no pair (empty rho, probA and probB lines); svm-predict returns the
+        # label for every row
+        out = _libsvm_kernel_lines(model.kernel, model.params.get("svm_type")) + [
+            "nr_class 1", "total_sv 0", "rho", _int_labels(model)]
+        if model.prob_a is not None and model.prob_b is not None:
+            out += ["probA", "probB"]
+        return _pieces(out + ["nr_sv 0", "SV"], (0, 1, None))
     if model.multiclass == "argmax":
         raise BsvmError("a multi-class budgeted kernel model (one coefficient per class and "
                         "arg-max prediction) cannot be written in LIBSVM's one-vs-one layout; "
@@ -372,14 +382,7 @@ def _libsvm_pieces(model):
     else:
         nr_sv = model.nr_sv.tolist()
     svm_type = model.params.get("svm_type")
-    out = [f"svm_type {svm_type if svm_type in LIBSVM_TYPES else 'c_svc'}",
-           f"kernel_type {LIBSVM_KERNEL_NAMES[kernel.kind]}"]
-    if kernel.kind == "poly":
-        out.append(f"degree {kernel.degree}")
-    if kernel.kind != "linear":
-        out.append("gamma %.17g" % kernel.gamma)
-    if kernel.kind in ("poly", "sigmoid"):
-        out.append("coef0 %.17g" % kernel.coef0)
+    out = _libsvm_kernel_lines(kernel, svm_type)
     out += [f"nr_class {model.n_classes}",
             f"total_sv {model.n_sv}",
             "rho" + "".join(" %.17g" % v for v in model.rho.tolist()),
@@ -392,6 +395,19 @@ def _libsvm_pieces(model):
     out.append("SV")
     return _pieces(out, (model.n_sv, SV_BLOCK_ROWS,
                          _sv_block_formatter(coef, sv, printf_g17=True)))
+
+
+def _libsvm_kernel_lines(kernel, svm_type=None):
+    """svm_type, kernel_type and the kernel's parameters, as svm_save_model writes them."""
+    out = [f"svm_type {svm_type if svm_type in LIBSVM_TYPES else 'c_svc'}",
+           f"kernel_type {LIBSVM_KERNEL_NAMES[kernel.kind]}"]
+    if kernel.kind == "poly":
+        out.append(f"degree {kernel.degree}")
+    if kernel.kind != "linear":
+        out.append("gamma %.17g" % kernel.gamma)
+    if kernel.kind in ("poly", "sigmoid"):
+        out.append("coef0 %.17g" % kernel.coef0)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1014,10 +1030,11 @@ class _Reader:
         gamma = h.real("gamma") if "gamma" in h else 0.0
         coef0 = h.real("coef0") if "coef0" in h else 0.0
         k = h.int("nr_class", 1)
-        if k < 2:
-            self.fail(h.line("nr_class"), f"a classification model needs 2 or more classes, "
-                                          f"not {k}")
         l = h.int("total_sv")
+        if k == 1 and l > 0:
+            # LIBSVM's model of one class has no support vector (svm_train trains no pair)
+            self.fail(h.line("total_sv"), f"a model of one class (nr_class 1) has no support "
+                                          f"vectors, not {l}")
         labels = self.labels(h, k, integer=True)
         if len(np.unique(labels)) != k:
             self.fail(h.line("label"), "the labels are not distinct")
@@ -1031,6 +1048,15 @@ class _Reader:
         self.trailing(end + 1 + l, "SV")
         width = int(indices.max()) + 1 if len(indices) else 0
         sv = sp.csr_matrix((data, indices, indptr), shape=(l, width))
+        if k == 1:
+            # every row gets the label (svm_predict's vote over no pair): the one-class model
+            # of train.one_class_model, one decision value 0 and arg-max; probA/probB (no
+            # values) mean probability 1, which any sigmoid gives it
+            has_prob = prob_a is not None and prob_b is not None
+            return KernelModel(labels, KernelSpec(kind, gamma, degree, coef0), sv,
+                               np.zeros((0, 1)), np.zeros(1), "argmax", "libsvm",
+                               {"svm_type": svm_type}, prob_a=np.zeros(1) if has_prob else None,
+                               prob_b=np.zeros(1) if has_prob else None)
         return KernelModel(labels, KernelSpec(kind, gamma, degree, coef0), sv, coef, rho,
                            "binary" if k == 2 else "ovo", "libsvm", {"svm_type": svm_type},
                            nr_sv, prob_a=prob_a, prob_b=prob_b)

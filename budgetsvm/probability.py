@@ -305,6 +305,11 @@ def fit_probability(X, y, params, model, outcomes=None):
     """
     if model.multiclass == "ovo":
         raise BsvmError("probability fitting for one-vs-one models is not supported")
+    if model.n_classes == 1:
+        # one class (train.one_class_model): its probability is 1 whatever the sigmoid, as the
+        # multi-class rule divides its one estimate by itself; (0, 0) gives 1/2 before that
+        model.prob_a, model.prob_b = np.zeros(1), np.zeros(1)
+        return model
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     F = _heldout_decision_values(X, y, params, model, outcomes)
@@ -328,7 +333,8 @@ def train_with_probability(X, y, params, callback=None, monitor=None, monitor_te
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    if X.shape[0] < 2:           # nothing to split: train's own error (empty, one class)
+    if X.shape[0] < 2 or np.all(y == y[0]):
+        # nothing to split (no rows: train's error) or one class: no sigmoid to fit
         return fit_probability(X, y, params, train(X, y, params, callback=callback,
                                                    monitor=monitor, monitor_test=monitor_test))
     nr_fold = min(N_FOLDS, X.shape[0])

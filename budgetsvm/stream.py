@@ -105,7 +105,8 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     caller's checks that need the data: number of classes, scale); it may raise.
     callback(step, info) about every 10⁴ steps, as train_bsgd. model.train_info as train_bsgd,
     plus n_buffers (buffers per epoch) and single_class_buffers (buffers holding one class only:
-    a sign that the file is sorted by label; a warning is issued)."""
+    a sign that the file is sorted by label; a warning is issued). A file of a single class
+    gives train.one_class_model's model (no epoch runs, train_info is empty)."""
     from budgetsvm._bsgd import bsgd_solve
     from budgetsvm._rng import Random
     from budgetsvm.bsgd import bsgd_info, bsgd_model, bsgd_setup
@@ -119,11 +120,11 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     buffer_bytes = max(int(buffer_mb * (1 << 20)), 1 << 16)
     stats = {}
     n, d, labels = scan(path, zero_based, buffer_bytes, stats)
-    if len(labels) < 2:
-        raise BsvmError(f"the training data has only one class (label {labels[0]:g}); "
-                        "a classifier needs at least two")
     if after_scan is not None:
         after_scan(n, d, labels, stats["largest"])
+    if len(labels) < 2:
+        from budgetsvm.train import one_class_model
+        return one_class_model(labels[0], params, d)
     store, options, gamma = bsgd_setup(params, d, len(labels))
     class_weight = class_weights(labels, params)
     # label → class index by binary search in the sorted labels

@@ -43,6 +43,7 @@ def check_solver(name):
 def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=None):
     """Train a model on CSR X (n × d) and labels y with the solver named in params, on
     params.n_threads threads (budgetsvm/threads.py; the model does not depend on them).
+    Labels of a single class give one_class_model's model (with a OneClassWarning).
 
     monitor(row) (bsgd, bsca) receives one dict per epoch: time, objectives, merge fraction, and
     test accuracy on monitor_test = (X_test, y_test) when given (test labels unknown to the
@@ -53,9 +54,6 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
     if X.shape[0] == 0:
         raise BsvmError("the training data is empty")
     labels, y_index = group_classes(y)
-    if len(labels) < 2:
-        raise BsvmError(f"the training data has only one class (label {labels[0]:g}); "
-                        "a classifier needs at least two")
     spec = solvers.get(params.solver)
     if spec.kind == "linear":
         n_weights = (1 if len(labels) == 2 and not spec.joint_multiclass else len(labels)) * \
@@ -65,6 +63,8 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
                 f"{X.shape[1]} features × {len(labels)} classes need {n_weights} dense weights "
                 f"({n_weights * 8 / 2**30:.1f} GiB); linear solvers accept at most "
                 f"{MAX_LINEAR_WEIGHTS} (2 GiB): are the feature indices right?")
+    if len(labels) < 2:
+        return one_class_model(labels[0], params, X.shape[1])
     # The fit signature of solvers.SolverSpec; monitor and monitor_test only when asked for, so
     # that a solver that is not monitorable may leave them out.
     solvers.check_monitor(params.solver, monitor)
@@ -83,6 +83,37 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
     with threads.pool(params.n_threads):
         return ensure_finite(_solver_function(params.solver)(X, y_index, labels, params,
                                                              callback=callback, **monitoring))
+
+
+def one_class_model(label, params: TrainParams, n_features):
+    """The model of training data whose rows all have the one class ``label``, with a
+    OneClassWarning: it predicts ``label`` for every row, as LIBSVM's and LIBLINEAR's models
+    of such data do (LIBSVM's README: "the label in the training data is directly returned
+    when testing"). params.solver's kind of model, so that it is written in that solver's
+    formats, with a single decision value, 0 for every row, and arg-max over one class. No
+    solver runs: a linear model has zero weights (LIBLINEAR trains its one-vs-rest problem
+    with every label +1, whose weights differ, but its prediction is the same arg-max over
+    one class), a kernel model no support vector (as LIBSVM's, which trains no pair)."""
+    import warnings
+    from budgetsvm.errors import OneClassWarning
+    from budgetsvm.model import KernelModel, KernelSpec, LinearModel
+    warnings.warn(f"the training data has only one class (label {label:g}): the model "
+                  "predicts it for every row, as LIBSVM's and LIBLINEAR's do",
+                  OneClassWarning, stacklevel=2)
+    labels = np.array([float(label)])
+    spec = solvers.get(params.solver)
+    if spec.kind == "linear":
+        # the loss names the LIBLINEAR solver_type of --format liblinear
+        model = LinearModel(labels, np.zeros((1, n_features)), float(params.bias), None,
+                            "ww" if spec.joint_multiclass else "ovr", params.solver,
+                            {"loss": params.loss})
+    else:
+        kernel = KernelSpec(params.kernel, params.effective_gamma(n_features),
+                            int(params.degree), float(params.coef0))
+        model = KernelModel(labels, kernel, sp.csr_matrix((0, n_features)), np.zeros((0, 1)),
+                            np.zeros(1), "argmax", params.solver)
+    model.train_info = {}                         # no solver ran: no summary lines
+    return model
 
 
 def progress_total(params: TrainParams, n_rows, n_classes):
@@ -171,7 +202,7 @@ def fold_predictions(X, y, test, params, callback=None):
     """Labels of the rows ``test`` (a boolean mask) predicted by a model trained on the others.
     A training part with a single class predicts it for every row, as the one-class model that
     LIBSVM and LIBLINEAR train there does (a class rarer than the folds is absent from some
-    training parts); training refuses one class."""
+    training parts)."""
     return _finish_fold(X, y, test, _train_fold(X, y, test, params, callback, defer=False))
 
 

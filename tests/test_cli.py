@@ -154,11 +154,7 @@ def test_malformed_data_one_line_exit_1_no_model(tmp_path, case):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]
 
 
-def test_single_class_and_empty_training_file(tmp_path):
-    one = tmp_path / "one"
-    one.write_text("1 1:1\n1 2:1\n")
-    assert "only one class" in assert_one_line_error(run("bsvm-train", "-s", "dcd", one,
-                                                         tmp_path / "m"), 1)
+def test_empty_training_file(tmp_path):
     empty = tmp_path / "empty"
     empty.write_text("")
     assert "no data" in assert_one_line_error(run("bsvm-train", "-s", "dcd", empty,

@@ -60,7 +60,13 @@ def run(command, argv=None, prog_name=None, hint_options=()):
     """Run a click command with our error conventions; never returns.
 
     Usage errors are one line on stderr (exit 2). hint_options: more --long names (besides the
-    command's own) for which a single-dash spelling gets a hint."""
+    command's own) for which a single-dash spelling gets a hint. The warning filters a command
+    sets (bsvm-train -q) and the one-line display of warnings end with it."""
+    with warnings.catch_warnings():
+        _run(command, argv, prog_name, hint_options)
+
+
+def _run(command, argv, prog_name, hint_options):
     argv = sys.argv[1:] if argv is None else list(argv)
     if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
         signal.signal(signal.SIGINT, signal.default_int_handler)   # KeyboardInterrupt from here

@@ -1,6 +1,7 @@
 """bsvm-train [options] training_file [model_file] — LIBSVM/LIBLINEAR letters, click parsing."""
 import dataclasses
 import os
+import warnings
 
 import click
 import numpy as np
@@ -8,6 +9,7 @@ import numpy as np
 from budgetsvm import io, model_io, solvers, threads
 from budgetsvm.fileio import atomic_output, check_not_an_input, check_output_path, is_pipe
 from budgetsvm.cli.common import info, run
+from budgetsvm.errors import OneClassWarning
 from budgetsvm.params import OPTIONS, TrainParams, check_params, option_notices
 from budgetsvm.progress import task_progress
 from budgetsvm.train import (cross_validation, largest_value, progress_total, scale_notice,
@@ -181,7 +183,8 @@ def params_from_options(options):
               help="1: fit a probability model (Platt scaling by internal 5-fold CV) [0]")
 @click.option("--format", "model_format", type=click.Choice(["native", "liblinear", "libsvm"]),
               default="native", show_default=True,
-              help="model file format (liblinear: linear models; libsvm: binary kernel models)")
+              help="model file format (liblinear: linear models; libsvm: binary or one-class "
+                   "kernel models)")
 @click.option("--zero-based", is_flag=True, help="read 0-based feature indices")
 @click.option("--monitor", "monitor_file", metavar="FILE",
               help="bsgd/bsca: write a CSV per epoch (time, primal, [tracked dual,] merge fraction...)")
@@ -203,6 +206,9 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
     params = params_from_options(options)       # the values first: a bad one is one line
     for line in option_notices(params.solver, *given_options(click.get_current_context())):
         info(line, quiet)
+    if quiet:
+        # svm-train -q silences LIBSVM's one-class warning too
+        warnings.filterwarnings("ignore", category=OneClassWarning)
     if probability == "1" and model_format == "liblinear":
         raise click.UsageError("-b 1: LIBLINEAR model files have no probability parameters; "
                                "use --format native")
@@ -276,8 +282,11 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
             model = train(X, y, params,
                           callback=lambda it, info_: update(completed=it, info=info_),
                           monitor=monitor, monitor_test=monitor_test)
-    if monitor_file:
+    if monitor_file and rows:
         write_monitor_csv(monitor_file, rows)
+    elif monitor_file:
+        info(f"notice: --monitor: no epoch to record (no solver ran): {monitor_file} is not "
+             "written", quiet)
     _print_summary(model, stats, model_file, quiet)
     with threads.pool(params.n_threads):         # the weight lines are formatted in threads
         model_io.save_model(model, model_file, format=model_format)
