@@ -75,6 +75,18 @@ def test_model_files_do_not_depend_on_the_threads(tmp_path, blobs, solver, kind)
     assert models[1] == models[2] == models[3]        # cmp of the files
 
 
+def write_two_bad_lines(path, n_rows=150_000, first_bad=100_000, second_bad=140_000):
+    """A data file of n_rows lines with two bad ones, in its third and fourth 1 MiB blocks:
+    line first_bad + 1 has the value '3:x', line second_bad + 1 descending indices."""
+    rows = [b"%d 1:0.%06d 5:-0.25 13:1\n" % (1 if i % 3 else -1, i) for i in range(n_rows)]
+    rows[first_bad] = b"1 1:0.5 3:x\n"
+    rows[second_bad] = b"1 2:1 1:1\n"
+    path.write_bytes(b"".join(rows))
+    blocks = path.stat().st_size / (1 << 20)
+    assert 2 < first_bad / n_rows * blocks < 3 < second_bad / n_rows * blocks
+    return path
+
+
 @pytest.mark.parametrize("polish", ["refit", "none"])
 def test_streamed_models_do_not_depend_on_the_threads(tmp_path, polish):
     # --stream parses the next buffer in a worker thread while the solver runs (and the first
@@ -92,11 +104,7 @@ def test_streamed_models_do_not_depend_on_the_threads(tmp_path, polish):
 def test_a_bad_line_in_a_late_block_of_a_streamed_file_is_the_error_of_one_thread(tmp_path):
     # the first pass of --stream parses 1 MiB blocks in the worker threads: the first bad
     # line's error, with its line number, and no model file, as with -n 1
-    rows = [b"%d 1:0.%06d 5:-0.25 13:1\n" % (1 if i % 3 else -1, i) for i in range(150_000)]
-    rows[100_000] = b"1 1:0.5 3:x\n"
-    rows[140_000] = b"1 2:1 1:1\n"
-    data = tmp_path / "d"
-    data.write_bytes(b"".join(rows))
+    data = write_two_bad_lines(tmp_path / "d")
     for n in (1, 3):
         result = run("bsvm-train", "-q", "--stream", "-n", n, data, tmp_path / f"m{n}",
                      check=False)
@@ -282,11 +290,7 @@ def test_scaled_files_do_not_depend_on_the_threads(tmp_path, options):
 def test_a_bad_line_in_a_late_block_of_bsvm_scale_is_the_error_of_one_thread(tmp_path):
     # bad lines in the third and fourth 1 MiB blocks: the first one's error, with its line
     # number, for either pass (-r skips the first), as with -n 1
-    rows = [b"%d 1:0.%06d 5:-0.25 13:1\n" % (1 if i % 3 else -1, i) for i in range(150_000)]
-    rows[100_000] = b"1 1:0.5 3:x\n"
-    rows[140_000] = b"1 2:1 1:1\n"
-    data = tmp_path / "d"
-    data.write_bytes(b"".join(rows))
+    data = write_two_bad_lines(tmp_path / "d")
     (tmp_path / "p").write_text("x\n-1 1\n1 0 1\n")
     for restore in ([], ["-r", tmp_path / "p"]):
         results = {n: run("bsvm-scale", "-n", n, *restore, data, check=False) for n in (1, 3)}
@@ -301,14 +305,8 @@ def test_a_bad_line_of_the_test_file_is_the_error_of_one_thread(tmp_path):
     # third and fourth blocks give the first one's error, with its line number in the file
     # (the oracle: the line written bad here, and the -n 1 run), and no output file.
     run("bsvm-train", "-q", "-s", "dcd", DATA / "heart_scale.xz", tmp_path / "m")
-    rows = [b"%d 1:0.%06d 5:-0.25 13:1\n" % (1 if i % 3 else -1, i) for i in range(150_000)]
-    first_bad, second_bad = 100_000, 140_000
-    rows[first_bad] = b"1 1:0.5 3:x\n"
-    rows[second_bad] = b"1 2:1 1:1\n"
-    test = tmp_path / "t"
-    test.write_bytes(b"".join(rows))
-    blocks = test.stat().st_size / (1 << 20)
-    assert 2 < first_bad / len(rows) * blocks < 3 < second_bad / len(rows) * blocks
+    first_bad = 100_000
+    test = write_two_bad_lines(tmp_path / "t", first_bad=first_bad)
     results = {n: run("bsvm-predict", "-n", n, test, tmp_path / "m", tmp_path / f"p{n}",
                       check=False) for n in (1, 3)}
     for n, result in results.items():
