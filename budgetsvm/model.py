@@ -34,6 +34,8 @@ KERNEL_BLOCK_ENTRIES = 1 << 18
 DENSE_SV_ENTRIES = 8 * 1024 * 1024
 MAX_CHUNK_ROWS = 8000
 MIN_CHUNK_ROWS = 64
+# Rows with at least this share of nonzeros (of the SVs' width) are multiplied densely (BLAS).
+DENSE_ROWS_SHARE = 0.1
 # Rows per block of a linear model's decision values when threads share the work.
 LINEAR_BLOCK_ROWS = 8192
 # Held while a kernel model computes its prediction cache (KernelModel._prepare): threads that
@@ -68,9 +70,10 @@ def with_width(X, width):
     return X[:, :width]
 
 
-def _chunks(n_rows, n_cols):
-    """Row ranges such that an (rows x n_cols) float64 block stays below KERNEL_BLOCK_ENTRIES."""
-    rows = KERNEL_BLOCK_ENTRIES // max(n_cols, 1)
+def _chunks(n_rows, n_cols, dense_width=0):
+    """Row ranges such that an (rows x n_cols) float64 block, and the (rows x dense_width)
+    dense copy of its rows (0: none), stay below KERNEL_BLOCK_ENTRIES."""
+    rows = KERNEL_BLOCK_ENTRIES // max(n_cols, dense_width, 1)
     rows = int(min(MAX_CHUNK_ROWS, max(MIN_CHUNK_ROWS, rows)))
     for start in range(0, n_rows, rows):
         yield start, min(n_rows, start + rows)
@@ -296,14 +299,20 @@ def kernel_blocks(kernel, X, svT, sv_sq):
     """Yield (start, stop, K) with K[i, j] = k(x_{start+i}, sv_j) for bounded blocks of the rows
     of X (CSR, any width), given svT and sv_sq from sv_columns (sv_sq may be None unless rbf)."""
     X = as_csr(X)
-    for start, stop in _chunks(X.shape[0], svT.shape[1]):
+    for start, stop in block_ranges(X, svT):
         yield start, stop, kernel_rows(kernel, X, start, stop, svT, sv_sq)
 
 
 def block_ranges(X, svT):
     """The (start, stop) row ranges of kernel_blocks: they depend on the sizes only, so a
-    block computes the same numbers whichever thread computes it (budgetsvm/threads.py)."""
-    return list(_chunks(X.shape[0], svT.shape[1]))
+    block computes the same numbers whichever thread computes it (budgetsvm/threads.py).
+    Where dot_rows will copy the rows densely (dense SVs, and rows about as dense as its
+    test asks), the copy bounds the rows too: mnist's 784 columns at B = 100 would otherwise
+    make a 16 MB copy per block, one per thread."""
+    X = as_csr(X)
+    width = svT.shape[0]
+    dense = not sp.issparse(svT) and X.nnz >= DENSE_ROWS_SHARE * X.shape[0] * width
+    return list(_chunks(X.shape[0], svT.shape[1], width if dense else 0))
 
 
 def dot_rows(X, start, stop, svT, out=None, norms=True):
@@ -318,7 +327,7 @@ def dot_rows(X, start, stop, svT, out=None, norms=True):
     # in |x|^2 for the RBF distance (LIBSVM).
     a_sq = row_sqnorms(A) if norms else None
     A_w = with_width(A, width)
-    if not sp.issparse(svT) and A_w.nnz >= 0.1 * A_w.shape[0] * A_w.shape[1]:
+    if not sp.issparse(svT) and A_w.nnz >= DENSE_ROWS_SHARE * A_w.shape[0] * A_w.shape[1]:
         # fairly dense rows: a BLAS matrix product wins
         return np.matmul(A_w.toarray(), svT, out=out), a_sq
     G = A_w @ svT

@@ -175,11 +175,12 @@ def refit_work(rows, n_sv):
 
 def stream_refit_phase(d, n_sv):
     """(parts, bytes per part) of the refit that ends streaming training: the kernel block of
-    its sample of rows is computed in blocks of KERNEL_BLOCK_ENTRIES / B rows, each with a
-    dense copy of its rows (mnist is dense enough for it) and its slice of the kernel block."""
+    its sample of rows is computed in blocks of KERNEL_BLOCK_ENTRIES / max(B, d) rows, each
+    with a dense copy of its rows (mnist is dense enough for it) and its slice of the kernel
+    block (budgetsvm.model.block_ranges)."""
     from budgetsvm.model import KERNEL_BLOCK_ENTRIES
     from budgetsvm.refit import STREAM_MAX_ROWS
-    rows = KERNEL_BLOCK_ENTRIES // n_sv
+    rows = KERNEL_BLOCK_ENTRIES // max(n_sv, d)
     return -(-STREAM_MAX_ROWS // rows), 8 * rows * (d + n_sv)
 
 
@@ -467,8 +468,8 @@ def report(results):
                 "those rows and their kernel block against the 1000 SVs; streaming, in the epochs "
                 "(2 parts: the solver and the parser of the next buffer) the next 16 MiB "
                 "buffer of text and its parsed rows, in the refit that ends it (the larger "
-                "bound of the two is shown) a block of 2,621 of its sample's 16,384 rows: "
-                "their dense copy and their kernel block against the 100 SVs.")
+                "bound of the two is shown) a block of 2^18 / 780 = 336 of its sample's 16,384 "
+                "rows: their dense copy and their kernel block against the 100 SVs.")
     if ll is not None:
         lib = [r[0] for r in ll["liblinear"]]
         ours = {t: [r[0] for r in ll[t]] for t in (1, 2)}
