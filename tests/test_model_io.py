@@ -544,6 +544,22 @@ def test_kernel_prediction_in_chunks_matches_one_block(monkeypatch):
                                    atol=1e-12)
 
 
+def test_kernel_blocks_bound_the_dense_copy_of_their_rows():
+    # rows dense enough for the BLAS product are copied densely: a block then has
+    # KERNEL_BLOCK_ENTRIES / max(B, d) rows (the copy is bounded too); sparse rows keep / B
+    from budgetsvm.model import KERNEL_BLOCK_ENTRIES, block_ranges, sv_columns
+    rng = np.random.default_rng(5)
+    d, n_sv, n = 2000, 100, 20_000
+    svT, _ = sv_columns(sp.csr_matrix(rng.random((n_sv, d))))
+    dense_rows = sp.random(n, d, density=0.5, format="csr", random_state=1)
+    sparse_rows = sp.random(n, d, density=0.01, format="csr", random_state=1)
+    for X, height in ((dense_rows, KERNEL_BLOCK_ENTRIES // d),
+                      (sparse_rows, KERNEL_BLOCK_ENTRIES // n_sv)):
+        ranges = block_ranges(X, svT)
+        assert [stop - start for start, stop in ranges[:-1]] == [height] * (len(ranges) - 1)
+        assert ranges[0][0] == 0 and ranges[-1][1] == n
+
+
 def load_model_text_str(text):
     from budgetsvm.model_io import loads_model
     return loads_model(text.encode(), "<test>")
