@@ -420,7 +420,11 @@ def report(results):
                             + ("" if two >= task.target else
                                f" (by {task.target - two:.2f}; the run's serial share is "
                                f"{serial:.0%} of the -n 1 time, which bounds -n 2 at "
-                               f"{1 / (serial + (1 - serial) / 2):.2f}× on 2 cores)"))
+                               f"{1 / (serial + (1 - serial) / 2):.2f}× on 2 cores)")
+                            + ("" if serial >= 0 else
+                               " — but faster than 2 cores allow (a negative serial share): "
+                               "its -n 1 runs met a slower machine than its -n 2 runs, so "
+                               "this run does not decide the target"))
     header = ["task", *[f"-n {t} wall s" for t in threads],
               *[f"speed-up -n {t}" for t in threads if t != 1],
               "CPU s (" + ", ".join(f"-n {t}" for t in threads) + ")",
