@@ -97,10 +97,12 @@ def one_class_model(label, params: TrainParams, n_features):
     import warnings
     from budgetsvm.errors import OneClassWarning
     from budgetsvm.model import KernelModel, KernelSpec, LinearModel
+    from budgetsvm.problem import class_weights
     warnings.warn(f"the training data has only one class (label {label:g}): the model "
                   "predicts it for every row, as LIBSVM's and LIBLINEAR's do",
                   OneClassWarning, stacklevel=2)
     labels = np.array([float(label)])
+    class_weights(labels, params)            # a -wi for an absent label: LIBSVM's warning
     spec = solvers.get(params.solver)
     if spec.kind == "linear":
         # the loss names the LIBLINEAR solver_type of --format liblinear

@@ -175,3 +175,13 @@ def test_monitor_of_one_class_writes_no_file(tmp_path, files):
     assert result.returncode == 0, result.stderr
     assert "no epoch to record" in result.stderr
     assert not (tmp_path / "epochs.csv").exists() and (tmp_path / "m").exists()
+
+
+def test_a_weight_for_an_absent_label_is_warned_of_as_with_two_classes(tmp_path, files):
+    # svm_train runs its weight loop for one class too: "class label 5 specified in weight is
+    # not found"; -w3 (the class present) is silent
+    one, _ = files
+    result = run("bsvm-train", "-w5", "2", "-w3", "4", one, tmp_path / "m")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == WARNING + \
+        "warning: class label 5 specified in weight is not found\n"
