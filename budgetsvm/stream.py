@@ -41,13 +41,12 @@ DEFAULT_BUFFER_MB = 16
 MAX_CLASSES = 1 << 16
 
 
-def scan(path, zero_based=False, buffer_bytes=DEFAULT_BUFFER_MB << 20, stats=None):
+def scan(path, zero_based=False, stats=None):
     """First pass: (n rows, d = largest index, labels in label order (group_classes)).
 
     The blocks are parsed in the active pool's threads (io.map_problem_chunks); what is found
     does not depend on their size, so they are those of the in-memory reader, not buffers.
-    buffer_bytes is not used (kept for callers). stats (a dict), if given, receives largest:
-    the largest absolute feature value."""
+    stats (a dict), if given, receives largest: the largest absolute feature value."""
     if path == "-":
         raise BsvmError("--stream reads the training file more than once: give a file, not -")
 
@@ -119,7 +118,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
         raise BsvmError("--stream is available for -s bsgd only (an online method)")
     buffer_bytes = max(int(buffer_mb * (1 << 20)), 1 << 16)
     stats = {}
-    n, d, labels = scan(path, zero_based, buffer_bytes, stats)
+    n, d, labels = scan(path, zero_based, stats)
     if after_scan is not None:
         after_scan(n, d, labels, stats["largest"])
     if len(labels) < 2:
@@ -182,15 +181,15 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
                         n_buffers += 1
                         if X.shape[0] > 1 and np.all(y_index == y_index[0]):
                             single_class += 1
-                    data, indices, indptr, xsq = arrays
                     start = time.perf_counter()
-                    res = bsgd_solve(store, data, indices, indptr, xsq, y_index, class_weight, nC,
+                    # arrays: data, indices, indptr and the rows' squared norms
+                    res = bsgd_solve(store, *arrays, y_index, class_weight, nC,
                                      callback=report, order=rng.permutation(X.shape[0]), state=res,
                                      total_steps=n * epochs, origin_offset=first_row, **options)
                     seconds += time.perf_counter() - start
                     maintenance_seconds += res["maintenance_seconds"]
                     # let this buffer go before the next is read: two buffers at most, not three
-                    del X, y_index, arrays, data, indices, indptr, xsq
+                    del X, y_index, arrays
             if rows_seen != n:
                 raise BsvmError(f"{path}: the file changed during training "
                                 f"({rows_seen} rows instead of {n})")

@@ -1,13 +1,14 @@
 """Training orchestration shared by bsvm-train, bsvm-grid and the Python API: label order,
 parameter checks, dispatch to the solver, and stratified cross-validation."""
 import threading
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from budgetsvm import threads
 from budgetsvm._rng import Random
-from budgetsvm.errors import BsvmError, ParameterError, TrainingDiverged
+from budgetsvm.errors import BsvmError, OneClassWarning, ParameterError, TrainingDiverged
 from budgetsvm.labels import group_classes
 from budgetsvm.model_io import ensure_finite
 from budgetsvm import solvers
@@ -94,8 +95,6 @@ def one_class_model(label, params: TrainParams, n_features):
     solver runs: a linear model has zero weights (LIBLINEAR trains its one-vs-rest problem
     with every label +1, whose weights differ, but its prediction is the same arg-max over
     one class), a kernel model no support vector (as LIBSVM's, which trains no pair)."""
-    import warnings
-    from budgetsvm.errors import OneClassWarning
     from budgetsvm.model import KernelModel, KernelSpec, LinearModel
     from budgetsvm.problem import class_weights
     warnings.warn(f"the training data has only one class (label {label:g}): the model "
