@@ -105,11 +105,11 @@ def fit_linear(X, y_index, labels, params, callback=None):
         label, y, C_i = subproblem(y_index, labels, costs, params, r)
         report = None if callback is None else progress.reporter(
             lambda gap, it: ovr_prefix(label, k, progress.done) +
-            f"iter {iteration_text(it, params.max_iter)}  {violation} = {gap:.3g}")
+            f"iter {iteration_text(it, params.effective_max_iter())}  {violation} = {gap:.3g}")
         seed = sub_seed(params.seed, r)
         start = time.perf_counter()
         res = core(data, indices, indptr, y, C_i, X.shape[1], eps=eps,
-                   max_iter=int(params.max_iter), loss=params.loss, seed=seed, callback=report,
+                   max_iter=params.effective_max_iter(), loss=params.loss, seed=seed, callback=report,
                    row_norms=row_norms, **specific)
         seconds = time.perf_counter() - start
         progress.finished()
@@ -184,7 +184,7 @@ def metadata(params, info):
         "eps": float(params.effective_eps()),
         "bias": float(params.bias),
         "class_weights": weights,
-        "max_iter": int(params.max_iter),
+        "max_iter": params.effective_max_iter(),
         "seed": int(params.seed),
         "n_iter": " ".join(str(sub["n_iter"]) for sub in info),     # one per sub-problem
         "max_iter_reached": any(sub["max_iter_reached"] for sub in info),

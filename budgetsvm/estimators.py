@@ -436,7 +436,7 @@ class LinearSVC(_BudgetSVMBase):
     """Linear SVM by dual coordinate descent (bsvm-train -s dcd|acf), one-vs-rest for k > 2.
 
     C (-c), loss ('l1'/'hinge' or 'l2'/'squared_hinge', --loss), tol (-e; None → 0.1),
-    max_iter (--max-iter), fit_intercept/intercept_scaling (-B intercept_scaling when
+    max_iter (--max-iter; None → 1000), fit_intercept/intercept_scaling (-B intercept_scaling when
     fit_intercept, else -B -1; the intercept is regularised, as LIBLINEAR's), class_weight,
     random_state (--seed), probability (-b 1), n_jobs (-n). Note: fit_intercept=True is the
     default here (scikit-learn's), while bsvm-train's default is -B -1.
@@ -494,7 +494,8 @@ def _linear_coef(est):
 class WWLinearSVC(_BudgetSVMBase):
     """Weston–Watkins multi-class linear SVM (bsvm-train -s ww).
 
-    C (-c), tol (-e; None → 0.0009 relative gap), max_iter (--max-iter), bias (-B; default 1,
+    C (-c), tol (-e; None → 0.0009 relative gap), max_iter (--max-iter; None → 100000, as
+    LIBLINEAR -s 4), bias (-B; default 1,
     a constant feature of that value, < 0 for none), subsolver (--ww-subsolver: 'walrus' or
     'iterative'), class_weight, random_state (--seed), probability (-b 1), n_jobs (-n).
     """

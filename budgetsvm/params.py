@@ -42,7 +42,9 @@ class TrainParams:
     loss: str = "l1"                  # dcd/acf: hinge (l1, LIBLINEAR -s 3) or squared hinge (l2)
     # optimisation
     eps: float | None = None          # None: per-solver default (the registry's default_eps)
-    max_iter: int = 1000              # outer iterations of linear solvers; 0 = unlimited
+    # outer iterations of linear solvers; 0 = unlimited; None: per-solver default (the
+    # registry's default_max_iter: 1000 as LIBLINEAR's dual CD, ww 100000 as its -s 4)
+    max_iter: int | None = None
     shrinking: bool = True
     stop: str = "strict"              # dcd stopping test: strict (LIBLINEAR >= 2.42) or classic
     seed: int = 1
@@ -77,6 +79,11 @@ class TrainParams:
             return self.eps
         default = solvers.get(self.solver).default_eps
         return 0.1 if default is None else default
+
+    def effective_max_iter(self):
+        if self.max_iter is not None:
+            return int(self.max_iter)
+        return solvers.get(self.solver).default_max_iter
 
     def effective_coalesce(self):
         return self.polish != "none" if self.coalesce is None else bool(self.coalesce)
@@ -146,7 +153,8 @@ def check_params(p: TrainParams):
             raise ParameterError(f"-w{label:g} must be positive, got {_number(weight)}")
     if not math.isfinite(p.coef0):
         raise ParameterError(f"-r must be a finite number, got {p.coef0}")
-    _in_range("--max-iter", p.max_iter, 0, SSIZE_MAX, " (0 = unlimited)")
+    if p.max_iter is not None:
+        _in_range("--max-iter", p.max_iter, 0, SSIZE_MAX, " (0 = unlimited)")
     _in_range("--budget", p.budget, 1, INT_MAX)
     _in_range("--epochs", p.epochs, 1, INT_MAX)
     _one_of("--maintenance", p.maintenance, MAINTENANCE)
@@ -278,7 +286,8 @@ OPTIONS = {o.name: o for o in (
                 "refits, prediction blocks) [default: the cores available]; the model does "
                 "not depend on it"),
     Option("max_iter", ("--max-iter",), _LINEAR, int,
-           help="linear solvers: maximum outer iterations, 0 (unlimited) to 2^63-1"),
+           help="linear solvers: maximum outer iterations, 0 (unlimited) to 2^63-1 "
+                "[dcd/acf 1000, ww 100000, as LIBLINEAR]"),
     Option("loss", ("--loss",), ("dcd", "acf"), LOSSES,
            help="dcd/acf: hinge (l1, LIBLINEAR -s 3) or squared hinge (l2, -s 1)"),
     Option("stop", ("--stop",), ("dcd",), STOPS,

@@ -36,6 +36,8 @@ class SolverSpec:
     description: str              # one line for the command-line help
     estimator: str                # the scikit-learn estimator class that runs it
     default_eps: float | None = None     # -e default (None: the solver has no tolerance)
+    # --max-iter default of a linear solver: LIBLINEAR's limit for the same kind of solver
+    default_max_iter: int = 1000
     monitorable: bool = False     # --monitor: per-epoch rows
     streamable: bool = False      # --stream: trains from a file read in buffers
     # linear solvers: weight vectors per class (True: k even for two classes, as ww)
@@ -115,7 +117,10 @@ register(SolverSpec(
 register(SolverSpec(
     "ww", "linear", "budgetsvm.ww:train_ww",
     "linear Weston-Watkins multi-class SVM (block coordinate descent, Walrus)",
-    "WWLinearSVC", default_eps=0.0009, joint_multiclass=True))
+    "WWLinearSVC", default_eps=0.0009, joint_multiclass=True,
+    # LIBLINEAR -s 4, the other solver of a joint multi-class SVM, stops at 100,000 iterations:
+    # on mnist ww needs ~2,500 at C = 1 and ~10,000 at C = 4 to meet its gap test
+    default_max_iter=100000))
 register(SolverSpec(
     "bsgd", "kernel", "budgetsvm.bsgd:train_bsgd",
     "budgeted kernel SVM by stochastic gradient descent (the default)",

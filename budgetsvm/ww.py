@@ -45,25 +45,28 @@ def train_ww(X, y_index, labels, params, callback=None, *, monitor=None, monitor
         X = append_bias_column(X, bias)
     costs = class_costs(labels, params)
     C_i = costs[y_index] if n else np.zeros(0)
+    max_iter = params.effective_max_iter()
     report = None
     if callback is not None:
         from budgetsvm.dcd import iteration_text
+        # the count alone under the default limit, as train.progress_total shows no share of it
+        shown_limit = max_iter if params.max_iter is not None else 0
 
         def report(iteration, relative_gap):
-            callback(iteration, f"iter {iteration_text(iteration, params.max_iter)}  "
+            callback(iteration, f"iter {iteration_text(iteration, shown_limit)}  "
                                 f"gap/gap_1 = {relative_gap:.3g}")
     result = _ww.ww_solve(
         X.data, X.indices, X.indptr.astype(np.int64), y_index, C_i, X.shape[1], k,
         delta=float(params.effective_eps()),
         abs_gap=float(params.ww_gap) if params.ww_gap else 0.0,
-        max_iter=int(params.max_iter), subsolver=params.ww_subsolver,
+        max_iter=max_iter, subsolver=params.ww_subsolver,
         gap_every=int(gap_every), seed=int(params.seed) & ((1 << 64) - 1), callback=report,
         shrinking=params.ww_shrink == "on")
     W = result.W                                   # (d [+1], k), column j = w_j
     coef = W[:d].T                                 # LinearModel makes the one C-ordered copy
     bias_coef = W[d].copy() if bias >= 0 else None
     meta = {"C": float(params.C), "eps": float(params.effective_eps()),
-            "max_iter": int(params.max_iter), "seed": int(params.seed),
+            "max_iter": max_iter, "seed": int(params.seed),
             "subsolver": params.ww_subsolver, "n_iter": int(result.n_iter),
             "converged": bool(result.converged)}
     if params.ww_gap:
@@ -82,8 +85,8 @@ def train_ww(X, y_index, labels, params, callback=None, *, monitor=None, monitor
         "eval_cpu_seconds": float(result.eval_cpu_seconds),
         "train_cpu_seconds": float(result.solve_cpu_seconds),
         "subsolver": params.ww_subsolver, "converged": bool(result.converged),
-        "max_iter_reached": bool(not result.converged and params.max_iter > 0
-                                 and result.n_iter >= params.max_iter),
+        "max_iter_reached": bool(not result.converged and max_iter > 0
+                                 and result.n_iter >= max_iter),
         "n_fallbacks": int(result.n_fallbacks), "shrink": params.ww_shrink,
         "n_unshrink": int(result.n_unshrink), "n_revived": int(result.n_revived),
         "n_revisits": int(result.n_revisits)}

@@ -251,7 +251,10 @@ def test_defaults_live_in_one_place():
             assert value == expected, (param.name, value, expected)
             checked += 1
     assert checked >= 15
-    assert fields["C"] == 1.0 and fields["budget"] == 500 and fields["max_iter"] == 1000
+    assert fields["C"] == 1.0 and fields["budget"] == 500 and fields["max_iter"] is None
+    # --max-iter: LIBLINEAR's limits, 1000 for its dual CD (-s 3) and 100000 for -s 4
+    assert [TrainParams(solver=s).effective_max_iter() for s in ("dcd", "acf", "ww")] == \
+        [1000, 1000, 100000]
     for cls in (BudgetSVC, LinearSVC, WWLinearSVC):
         for name, p in inspect.signature(cls).parameters.items():
             key = {"subsolver": "ww_subsolver"}.get(name, name)

@@ -87,13 +87,20 @@ def test_no_progress_when_quiet_or_not_a_terminal(tmp_path):
     assert (tmp_path / "q").read_bytes() == (tmp_path / "p").read_bytes()
 
 
-@pytest.mark.parametrize("solver,expected", [
-    ("dcd", r"iter \d+/1000  M-m = "), ("acf", r"iter \d+/1000  max\|PG\| = "),
-    ("ww", r"iter \d+/1000  gap/gap_1 = ")])
-def test_linear_iterations_against_max_iter(tmp_path, solver, expected):
-    code, _, shown = run_on_terminal("-s", solver, HEART, tmp_path / "m")
+@pytest.mark.parametrize("solver,options,expected", [
+    ("dcd", (), r"iter \d+/1000  M-m = "), ("acf", (), r"iter \d+/1000  max\|PG\| = "),
+    ("ww", ("--max-iter", "1000"), r"iter \d+/1000  gap/gap_1 = ")])
+def test_linear_iterations_against_max_iter(tmp_path, solver, options, expected):
+    code, _, shown = run_on_terminal("-s", solver, *options, HEART, tmp_path / "m")
     assert code == 0 and re.search(expected, shown)
     assert re.search(rf"\d+% {TIME} eta", shown)
+
+
+def test_ww_under_its_default_limit_shows_the_count_without_a_percentage(tmp_path):
+    # the gap test ends ww long before LIBLINEAR -s 4's 100,000 iterations, its default limit
+    code, _, shown = run_on_terminal("-s", "ww", HEART, tmp_path / "m")
+    assert code == 0 and re.search(r"iter \d+  gap/gap_1 = ", shown)
+    assert "%" not in shown and "/100000" not in shown
 
 
 def test_unlimited_iterations_show_the_count_without_a_percentage(tmp_path):

@@ -9,6 +9,7 @@ Oracles: exact rationals (§5.9), enumeration, bisection and L-BFGS-B for the su
 bounded solve of the dual D2, numpy recomputations of W, P and D, LIBLINEAR's binary SVM (k = 2)
 and a plain-Python replay of Algorithm 1 for the solver.
 """
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -628,3 +629,38 @@ def test_cli_ww_max_iter_warning(tmp_path):
     assert "converged = False" in result.stdout and out.exists()
     result = bsvm_train("-s", "ww", HEART, out)
     assert "WARNING" not in result.stdout + result.stderr and "converged = True" in result.stdout
+
+
+def test_cli_ww_runs_to_liblinear_cs_iteration_limit(tmp_path, shared_data):
+    # Without --max-iter, ww stops by its gap test or after 100,000 outer iterations, the limit
+    # of LIBLINEAR's Crammer–Singer solver -s 4 (Solver_MCSVM_CS, max_iter = 100000). satimage
+    # at C = 32 needs more than 1,000: the default run converges where --max-iter 1000 stops
+    # short. Recomputed from the model's W, the default run's primal is above the optimum (an
+    # unlimited run at a 100x tighter gap) by at most the duality gap it reports, as weak
+    # duality requires of a converged run, and far less than the capped run's.
+    from budgetsvm import model_io
+    data = shared_data("satimage.scale.xz")
+    X, y = read_problem(str(data))
+    labels = np.unique(y)
+    y_index = np.searchsorted(labels, y).astype(np.int32)
+
+    def primal(model_file):
+        model = model_io.load_model(str(model_file))
+        order = [list(model.labels).index(label) for label in labels]
+        W = model.coef[order].T[:X.shape[1]]          # no -B: no bias weights
+        return ww_primal_dual(X, y_index, W, np.zeros((X.shape[0], 1)),
+                              np.full(X.shape[0], 32.0))[0]
+
+    default, capped, tight = (tmp_path / name for name in ("default", "capped", "tight"))
+    result = bsvm_train("-s", "ww", "-c", "32", data, default)
+    assert result.returncode == 0, result.stderr
+    assert "converged = True" in result.stdout and "WARNING" not in result.stdout
+    gap = float(re.search(r"\bgap = ([0-9.e+-]+)", result.stdout).group(1))
+    assert 'param max_iter int 100000' in default.read_text()
+    result = bsvm_train("-s", "ww", "-c", "32", "--max-iter", "1000", data, capped)
+    assert "WARNING: reaching max number of iterations" in result.stdout
+    result = bsvm_train("-s", "ww", "-c", "32", "--max-iter", "0", "-e", "9e-6", data, tight)
+    assert "converged = True" in result.stdout
+    best = primal(tight)
+    assert 0 <= primal(default) - best <= gap
+    assert primal(capped) - best > 5 * (primal(default) - best)
