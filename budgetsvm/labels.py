@@ -29,5 +29,6 @@ def check_integer_labels(labels, path=None):
 
 
 def format_label(value):
-    """A label as LIBSVM prints it (%.17g): integers without a decimal point."""
-    return "%.17g" % value
+    """A label as LIBSVM prints it (%.17g): integers without a decimal point, and 0 for a label
+    read as -0 (LIBSVM and LIBLINEAR keep labels as ints, and -0 == 0 names one class)."""
+    return "%.17g" % (value + 0.0)

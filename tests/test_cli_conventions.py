@@ -249,3 +249,20 @@ def test_usage_errors_are_one_line(tool, args):
     line = one_line(r.stderr.decode())
     assert line.startswith("Usage error: ")
     assert r.stdout == b""
+
+
+def test_a_label_written_minus_zero_is_printed_as_liblinear_prints_it(tmp_path):
+    # LIBSVM and LIBLINEAR keep labels as ints, so a label "-0" is class 0 and printed "0"; the
+    # model file (any format) and the predictions say 0, never "-0"
+    liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+    data = tmp_path / "minus_zero"
+    data.write_text("-0 1:1\n1 1:-1\n0 1:0.5\n1 1:-0.5\n")
+    y, x = liblinearutil.svm_read_problem(str(data))
+    theirs, _, _ = liblinearutil.predict(y, x, liblinearutil.train(y, x, "-q"), "-q")
+    expected = "".join(f"{int(v)}\n" for v in theirs)
+    for fmt in ("native", "liblinear"):
+        model, out = tmp_path / f"m.{fmt}", tmp_path / f"out.{fmt}"
+        assert run("bsvm-train", "-q", "-s", "dcd", "--format", fmt, data, model).returncode == 0
+        assert re.search(r"^label 0 1$", model.read_text(), re.M)
+        assert run("bsvm-predict", data, model, out).returncode == 0
+        assert out.read_text() == expected
