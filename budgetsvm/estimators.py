@@ -23,7 +23,8 @@ Conventions (documented in README.md, "Python API"):
   (weight n/(k·n_c) per class, as scikit-learn).
 * ``sample_weight``: none of the solvers supports instance weights. ``fit`` accepts weights that
   are all equal (they multiply C, which is what equal instance weights mean) with zeros allowed
-  (those rows are left out); any other weighting raises ValueError.
+  (those rows are left out, as if not given: ``classes_`` holds the classes of the other rows);
+  any other weighting raises ValueError.
 * Bytes: the refit of ``BudgetSVC`` (the default polish) uses BLAS, whose multi-threaded sums
   differ in the last bits from single-threaded ones. The command-line tools run BLAS on one
   thread; to get bsvm-train's model bytes from Python, set OPENBLAS_NUM_THREADS=1 (MKL:
@@ -110,7 +111,7 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
             raise ValueError("Input contains NaN or infinity")
         if reset:
             est.n_features_in_ = X.shape[1]
-        elif X.shape[1] != est.n_features_in_:
+        elif hasattr(est, "n_features_in_") and X.shape[1] != est.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is "
                              f"expecting {est.n_features_in_} features as input")
         if y is None:
@@ -206,12 +207,6 @@ class _BudgetSVMBase(_Mixin, _Base):
         X, y = _validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"],
                               dtype=np.float64, reset=True)
         check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        y_idx = y_idx.ravel()
-        if self.classes_.dtype.kind in "biuf":
-            self._values_ = self.classes_.astype(np.float64)
-        else:
-            self._values_ = np.arange(len(self.classes_), dtype=np.float64)
         X = _as_csr(X)
         scale = 1.0
         if sample_weight is not None:
@@ -231,7 +226,14 @@ class _BudgetSVMBase(_Mixin, _Base):
                     "class_weight for per-class weights")
             scale = float(w[positive][0])
             if not positive.all():
-                X, y_idx = X[positive], y_idx[positive]
+                X, y = X[positive], y[positive]
+        # the classes of the rows trained on: a row of weight 0 is left out as if not given
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        y_idx = y_idx.ravel()
+        if self.classes_.dtype.kind in "biuf":
+            self._values_ = self.classes_.astype(np.float64)
+        else:
+            self._values_ = np.arange(len(self.classes_), dtype=np.float64)
         present, counts = np.unique(y_idx, return_counts=True)
         if len(present) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least two classes; "
@@ -346,7 +348,12 @@ class _BudgetSVMBase(_Mixin, _Base):
         est.model_ = model
         est.classes_ = np.sort(model.labels)
         est._values_ = est.classes_.copy()
-        est.n_features_in_ = int(model.n_features)
+        if model.solver != "libsvm":
+            est.n_features_in_ = int(model.n_features)
+        # else no n_features_in_, so X of any width is taken, as by bsvm-predict: a LIBSVM file
+        # gives no width, only the largest feature index of its support vectors (none at all
+        # for a model of one class), below the training data's when the top features are on
+        # no support vector
         est._setup_order()
         return est
 

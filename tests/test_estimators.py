@@ -235,6 +235,50 @@ def test_sample_weight_rules(heart):
         LinearSVC().fit(X, y, sample_weight=w)
 
 
+@pytest.mark.parametrize("make", [lambda: LinearSVC(probability=True, n_jobs=1),
+                                  lambda: BudgetSVC(budget=30, probability=True, n_jobs=1)])
+def test_zero_weights_that_leave_out_a_class_fit_as_without_its_rows(make):
+    # Zero weights leave rows out as if they were not given, whole classes too: the estimator
+    # equals the one fitted on the other rows (classes_, decisions, probabilities summing to 1),
+    # not one with a column for a class it never saw
+    X, y = gaussian_classes(np.random.default_rng(0), 120, 3.0 * np.array(
+        [[0, 0], [1, 0], [0, 1], [1, 1]]), noise=0.5, labels="balanced")
+    y = y + 1
+    keep = y != y[0]
+    weighted = make().fit(X, y, sample_weight=np.where(keep, 1.0, 0.0))
+    subset = make().fit(X[keep], y[keep])
+    np.testing.assert_array_equal(weighted.classes_, np.unique(y[keep]))
+    np.testing.assert_array_equal(weighted.decision_function(X), subset.decision_function(X))
+    proba = weighted.predict_proba(X)
+    np.testing.assert_array_equal(proba, subset.predict_proba(X))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    decided = weighted.classes_[weighted.decision_function(X).argmax(axis=1)]
+    assert np.mean(decided == weighted.predict(X)) > 0.95
+    with pytest.raises(ValueError, match="at least two classes"):
+        make().fit(X, y, sample_weight=(y == y[0]).astype(float))
+
+
+def test_a_libsvm_model_file_predicts_data_wider_than_its_support_vectors(tmp_path, heart):
+    # A LIBSVM file holds no width, only the largest feature index on a support vector: the
+    # estimator loaded from it predicts rows of any width as svm_predict does (here with a 14th
+    # feature the model never saw, and with the one-class model svm_train writes for the +1
+    # rows, which has no support vector at all)
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    X, y = heart
+    wide = sp.hstack([X, sp.csr_matrix(np.ones((X.shape[0], 1)))]).tocsr()
+    rows = [dict((j + 1, v) for j, v in zip(r.indices, r.data)) for r in wide]
+    for name, labels, sample in (("two", y, rows[:200]), ("one", y[y > 0], None)):
+        train_rows = [rows[i] for i in np.flatnonzero(y > 0)] if sample is None else \
+            [{j: v for j, v in r.items() if j <= 13} for r in sample]
+        train_labels = list(labels[:len(train_rows)])
+        path = tmp_path / name
+        svmutil.svm_save_model(str(path), svmutil.svm_train(train_labels, train_rows,
+                                                            "-q -g 0.1"))
+        theirs, _, _ = svmutil.svm_predict(list(y), rows, svmutil.svm_load_model(str(path)),
+                                           "-q")
+        np.testing.assert_array_equal(load(str(path)).predict(wide), theirs)
+
+
 def test_class_weight_maps_to_w_option(tmp_path, heart):
     X, y = heart
     est = LinearSVC(fit_intercept=False, class_weight={-1: 3.0}).fit(X, y)
