@@ -340,12 +340,12 @@ cdef inline Py_ssize_t _write_index(int64_t value, char* out) noexcept nogil:
 
 def format_sv_rows_ascii(const double[:, :] coef, const int64_t[:] indptr,
                          const int32_t[:] indices, const double[:] values,
-                         bint printf_g17=False):
+                         bint printf_g17=False, int64_t index_base=1):
     """The native format's SV lines of a CSR matrix of SVs (0-based indices) in a uint8 array:
-    row i's coefficients, then " index:value" for its entries with 1-based indices, values
-    and coefficients as repr writes them, each line ending with a newline. With printf_g17,
-    LIBSVM's SV lines instead: each coefficient as "%.17g " and each entry as "index:%.17g "
-    (every number followed by a space). Runs without the GIL."""
+    row i's coefficients, then " index:value" for its entries with 1-based indices (column +
+    index_base), values and coefficients as repr writes them, each line ending with a newline.
+    With printf_g17, LIBSVM's SV lines instead: each coefficient as "%.17g " and each entry as
+    "index:%.17g " (every number followed by a space). Runs without the GIL."""
     cdef Py_ssize_t n = coef.shape[0], m = coef.shape[1], r, k, pos = 0
     cdef Py_ssize_t nnz = indptr[n] - indptr[0] if n > 0 else 0
     buffer = np.empty(n * (m * (MAX_CHARS + 1) + 1) + nnz * (MAX_CHARS + 12), dtype=np.uint8)
@@ -358,7 +358,7 @@ def format_sv_rows_ascii(const double[:, :] coef, const int64_t[:] indptr,
                 if not printf_g17:
                     out[pos] = b' '
                     pos += 1
-                pos += _write_index(<int64_t>indices[k] + 1, out + pos)
+                pos += _write_index(<int64_t>indices[k] + index_base, out + pos)
                 out[pos] = b':'
                 pos += 1
                 pos += _write_value(values[k], out + pos, printf_g17)

@@ -301,12 +301,14 @@ def parse_dense_rows(const unsigned char[::1] buf, double[:, ::1] out, Py_ssize_
 
 
 def parse_sv_rows(const unsigned char[::1] buf, double[:, ::1] coef, Py_ssize_t row,
-                  int64_t[::1] indptr, int32_t[::1] indices, double[::1] values):
+                  int64_t[::1] indptr, int32_t[::1] indices, double[::1] values,
+                  int64_t index_base=1):
     """Parse SV lines of buf (which must end with b'\\n'): coef.shape[1] reals into coef[row],
     coef[row + 1], ..., then the features index:value; stops when coef is full, buf is used up
     or at the first malformed line.
 
-    Features go to indices (0-based) and values from position 0; indptr[0] must be 0 and gets
+    Features go to indices (0-based: the file's index − index_base, 1 or, for a LIBSVM model of
+    0-based data, 0) and values from position 0; indptr[0] must be 0 and gets
     indptr[i + 1] = the end of the i-th parsed line's features (indptr has room for every line
     of buf, indices and values for every ':' in it).
 
@@ -326,7 +328,7 @@ def parse_sv_rows(const unsigned char[::1] buf, double[:, ::1] coef, Py_ssize_t 
             if pos < 0:
                 ok = False
                 break
-            prev = 0
+            prev = index_base - 1
             while True:
                 while is_space(p[pos]):
                     pos += 1
@@ -342,14 +344,15 @@ def parse_sv_rows(const unsigned char[::1] buf, double[:, ::1] coef, Py_ssize_t 
                     if idx <= MAX_INDEX:
                         idx = idx * 10 + (p[pos] - 48)  # 48 == ord('0')
                     pos += 1
-                if p[pos] != b':' or idx < 1 or idx > MAX_INDEX or idx <= prev:
+                if p[pos] != b':' or idx < index_base or idx - index_base >= MAX_INDEX \
+                        or idx <= prev:
                     ok = False
                     break
                 pos = _real(p, pos + 1, &values[nnz])
                 if pos < 0:
                     ok = False
                     break
-                indices[nnz] = <int32_t>(idx - 1)
+                indices[nnz] = <int32_t>(idx - index_base)
                 nnz += 1
                 prev = idx
                 if idx > max_index:

@@ -72,15 +72,20 @@ WEIGHT_BLOCK_ROWS = 1024
 SV_BLOCK_ROWS = 1024
 
 
-def save_model(model, path, format="native"):
+def save_model(model, path, format="native", zero_based=False):
     """Write ``model`` to ``path`` (``-`` = standard output) atomically in ``format``.
+
+    zero_based: the model was trained on data with 0-based feature indices (--zero-based). A
+    LIBSVM file's feature indices are keys of the data it was trained on (svm-predict matches
+    them with the test file's), so it then gets 0-based ones too; the native and LIBLINEAR
+    formats store the features 1-based (feature j of the model) whatever the data's were.
 
     Raises BsvmError when the model cannot be written in that format (non-integer labels for
     LIBSVM/LIBLINEAR files, a multi-class budgeted model as LIBSVM, non-finite values).
     The file is written piece by piece as it is formatted: weight rows or support vectors in
     blocks that the worker threads format while the calling thread writes those before.
     """
-    with contextlib.closing(_model_pieces(model, format)) as pieces:
+    with contextlib.closing(_model_pieces(model, format, zero_based)) as pieces:
         first = next(pieces)                  # the checks, before any file is opened
         with atomic_output(path, binary=True) as stream:
             stream.write(first)
@@ -88,12 +93,12 @@ def save_model(model, path, format="native"):
                 stream.write(piece)
 
 
-def dumps_model(model, format="native"):
+def dumps_model(model, format="native", zero_based=False):
     """The content of the model file as a string (LF line ends)."""
-    return b"".join(_model_pieces(model, format)).decode("ascii")
+    return b"".join(_model_pieces(model, format, zero_based)).decode("ascii")
 
 
-def _model_pieces(model, format):
+def _model_pieces(model, format, zero_based=False):
     """The model file as consecutive pieces of ASCII bytes (bytes or uint8 arrays); the first
     comes after every check that can refuse the model."""
     if format not in FORMATS:
@@ -111,7 +116,7 @@ def _model_pieces(model, format):
     if not isinstance(model, KernelModel):
         raise BsvmError("the libsvm model format holds kernel models only; "
                         "write linear models in the native or liblinear format")
-    return _libsvm_pieces(model)
+    return _libsvm_pieces(model, 0 if zero_based else 1)
 
 
 def _pieces(header, body, tail=()):
@@ -264,15 +269,17 @@ def _row_block_formatter(rows, printf_g17=False):
     return lambda start, stop: format_rows_ascii(rows[start:stop], printf_g17)
 
 
-def _sv_block_formatter(coef, sv, printf_g17=False):
-    """format_block(start, stop): the SV lines of SVs start..stop-1 with 1-based indices: the
-    native format's "c1 ... ck i:v ..." with everything as repr writes it, or (printf_g17)
-    LIBSVM's, every number as "%.17g " (LIBSVM writes features with %.8g; here %.17g)."""
+def _sv_block_formatter(coef, sv, printf_g17=False, index_base=1):
+    """format_block(start, stop): the SV lines of SVs start..stop-1 with 1-based indices (0-based
+    with index_base 0): the native format's "c1 ... ck i:v ..." with everything as repr writes
+    it, or (printf_g17) LIBSVM's, every number as "%.17g " (LIBSVM writes features with %.8g;
+    here %.17g)."""
     indptr = np.ascontiguousarray(sv.indptr, dtype=np.int64)
     indices = np.ascontiguousarray(sv.indices, dtype=np.int32)
     values = np.ascontiguousarray(sv.data, dtype=np.float64)
     return lambda start, stop: format_sv_rows_ascii(coef[start:stop], indptr[start:stop + 1],
-                                                    indices, values, printf_g17)
+                                                    indices, values, printf_g17,
+                                                    index_base)
 
 
 def _formatted_blocks(n_rows, block_rows, format_block):
@@ -356,7 +363,7 @@ def _liblinear_pieces(model):
     return _pieces(header, body, tail)
 
 
-def _libsvm_pieces(model):
+def _libsvm_pieces(model, index_base=1):
     if model.n_classes == 1 and model.n_sv == 0:
         # a one-class model (train.one_class_model) as LIBSVM writes its own: nr_class 1, no
         # support vector, no pair (empty rho, probA and probB lines); svm-predict returns the
@@ -394,7 +401,8 @@ def _libsvm_pieces(model):
     out.append("nr_sv" + "".join(f" {v}" for v in nr_sv))
     out.append("SV")
     return _pieces(out, (model.n_sv, SV_BLOCK_ROWS,
-                         _sv_block_formatter(coef, sv, printf_g17=True)))
+                         _sv_block_formatter(coef, sv, printf_g17=True,
+                                             index_base=index_base)))
 
 
 def _libsvm_kernel_lines(kernel, svm_type=None):
@@ -415,11 +423,15 @@ def _libsvm_kernel_lines(kernel, svm_type=None):
 # ---------------------------------------------------------------------------------------------
 
 
-def load_model(path):
-    """Read a native, LIBLINEAR or LIBSVM model file (recognised by its first line)."""
+def load_model(path, zero_based=False):
+    """Read a native, LIBLINEAR or LIBSVM model file (recognised by its first line).
+
+    zero_based: the data the model is used with have 0-based feature indices (--zero-based);
+    a LIBSVM file's indices are keys of its training data (save_model), so they are read as
+    0-based too."""
     stream = open_input(path, error=ModelFormatError)
     try:
-        return _Reader(stream, path).read()
+        return _Reader(stream, path, zero_based).read()
     finally:
         if path != "-":
             stream.close()
@@ -497,10 +509,12 @@ class _Reader:
     """One model file read from a binary stream: ``lines`` holds the lines read so far (index i
     is line i + 1, without its line end); data sections are parsed from the stream directly."""
 
-    def __init__(self, stream, path):
+    def __init__(self, stream, path, zero_based=False):
         self.stream, self.path = stream, path
         self.lines = []
         self.at_end = False
+        # the first feature index of a LIBSVM file's support vectors (load_model's zero_based)
+        self.libsvm_base = 0 if zero_based else 1
 
     def fail(self, line, message):
         raise ModelFormatError(self.path, line, message)
@@ -638,13 +652,13 @@ class _Reader:
             memoryview(buf)[:cut], W, done), explain)
         return W
 
-    def sv_body(self, start, count, ncoef, native, what="SV"):
+    def sv_body(self, start, count, ncoef, native, what="SV", base=None):
         """``count`` SV lines from index ``start``: (coef (count, ncoef), indptr, indices
-        (0-based), values), see sv_rows."""
+        (0-based), values), see sv_rows (``base``: a LIBSVM file's first feature index)."""
         def explain(done, rest):
             self.explain(start, done, count, rest, lambda s, c, d: (
                 native and self.early_end(s, c, what, done=d),
-                self.sv_rows(s, c, ncoef, what, done=d)))
+                self.sv_rows(s, c, ncoef, what, done=d, base=base)))
         coef = self.allocate((count, ncoef), explain)
         blocks = []
 
@@ -653,7 +667,8 @@ class _Reader:
             indptr = np.zeros(min(lines, count - done) + 1, dtype=np.int64)
             indices, values = np.empty(pairs, dtype=np.int32), np.empty(pairs, dtype=np.float64)
             rows, used, nnz, ok, _ = _parse.parse_sv_rows(memoryview(buf)[:cut], coef, done,
-                                                          indptr, indices, values)
+                                                          indptr, indices, values,
+                                                          1 if base is None else base)
             blocks.append((indptr[1:rows + 1], indices[:nnz], values[:nnz]))
             return rows, used, ok
 
@@ -723,10 +738,12 @@ class _Reader:
         values = self.real_tokens(flat, lambda j: start + j // max(ncols, 1) + 1, what)
         return values.reshape(count, ncols)
 
-    def sv_rows(self, start, count, ncoef, what="SV", done=0):
-        """Parse ``count`` SV lines: ``ncoef`` coefficients then 1-based index:value pairs with
-        increasing indices. Returns (coef (count, ncoef), indptr, indices (0-based), data).
+    def sv_rows(self, start, count, ncoef, what="SV", done=0, base=None):
+        """Parse ``count`` SV lines: ``ncoef`` coefficients then index:value pairs with
+        increasing indices from 1 (native files) or ``base`` (LIBSVM files: 1, or 0 for a model
+        of 0-based data). Returns (coef (count, ncoef), indptr, indices (0-based), data).
         (``done``: good lines before ``start``, for the messages.)"""
+        libsvm, base = base is not None, 1 if base is None else base
         rows = self.lines[start:start + count]
         if len(rows) < count:
             self.fail(None, f"the file ends after {len(rows) + done} of {count + done} {what} "
@@ -765,9 +782,11 @@ class _Reader:
         numbers = [int(token) for token in index_tokens]
         data = self.real_tokens(split[1::2], line_of_feature, "feature value")
         for j, value in enumerate(numbers):
-            if not 1 <= value <= MAX_INDEX:
+            if not base <= value <= MAX_INDEX - 1 + base:
+                hint = "; a LIBSVM model of 0-based data is read with --zero-based" \
+                    if libsvm and value == 0 else ""
                 self.fail(line_of_feature(j), f"feature index {value} is out of range "
-                                              f"(indices start at 1)")
+                                              f"(indices start at {base}){hint}")
         indices = np.array(numbers, dtype=np.int64)
         if len(indices) > 1:
             bad = np.diff(indices) <= 0
@@ -778,7 +797,7 @@ class _Reader:
                 j = int(np.argmax(bad)) + 1
                 self.fail(line_of_feature(j), f"feature indices must increase: {indices[j]} "
                                               f"after {indices[j - 1]}")
-        return coef.reshape(count, ncoef), indptr, indices - 1, data
+        return coef.reshape(count, ncoef), indptr, indices - base, data
 
     def _bad_pairs(self, line, coefs, pairs):
         for token in coefs:
@@ -1044,7 +1063,8 @@ class _Reader:
         if nr_sv.sum() != l:
             self.fail(h.line("nr_sv"), f"nr_sv adds up to {nr_sv.sum()}, not total_sv {l}")
         prob_a, prob_b = self.probs(h, pairs)
-        coef, indptr, indices, data = self.sv_body(end + 1, l, k - 1, native=False)
+        coef, indptr, indices, data = self.sv_body(end + 1, l, k - 1, native=False,
+                                                   base=self.libsvm_base)
         self.trailing(end + 1 + l, "SV")
         width = int(indices.max()) + 1 if len(indices) else 0
         sv = sp.csr_matrix((data, indices, indptr), shape=(l, width))

@@ -366,6 +366,56 @@ def test_our_kernel_model_exported_predicts_the_same_in_libsvm(tmp_path, kind):
                                atol=1e-12)
 
 
+def test_libsvm_files_of_zero_based_data_keep_its_indices(tmp_path, heart):
+    # A LIBSVM model's feature indices are keys of its training data, which svm-predict matches
+    # with the test file's. Data written 0-based (scikit-learn's dump_svmlight_file default):
+    # svm-train's model has index 0 and bsvm-predict --zero-based reads it as svm_predict
+    # does; bsvm-train --zero-based --format libsvm writes indices that svm_predict matches
+    # with the same 0-based file; 1-based reading refuses index 0 with a hint.
+    import subprocess
+    import sys
+    from sklearn.datasets import dump_svmlight_file
+    X, y = heart
+    data = tmp_path / "heart0"
+    dump_svmlight_file(X, y, str(data), zero_based=True)
+    y0, x0 = svmutil.svm_read_problem(str(data))
+    assert min(min(row) for row in x0 if row) == 0
+    bin_dir = pathlib.Path(sys.executable).parent
+
+    def run(tool, *args):
+        return subprocess.run([str(bin_dir / tool), *map(str, args)], capture_output=True,
+                              text=True, timeout=120)
+    theirs_file, ours_file = tmp_path / "theirs.model", tmp_path / "ours.model"
+    svmutil.svm_save_model(str(theirs_file), svmutil.svm_train(y0, x0, "-g 0.1 -q"))
+    trained = run("bsvm-train", "-q", "--zero-based", "--format", "libsvm", "-g", "0.1",
+                  "--budget", "60", data, ours_file)
+    assert trained.returncode == 0, trained.stderr
+    for model_file in (theirs_file, ours_file):
+        expected, _, _ = svmutil.svm_predict(y0, x0, svmutil.svm_load_model(str(model_file)),
+                                             "-q")
+        out = tmp_path / "out"
+        result = run("bsvm-predict", "--zero-based", data, model_file, out)
+        assert result.returncode == 0, result.stderr
+        np.testing.assert_array_equal(np.loadtxt(out), expected)
+    # the same data 1-based: the 1-based model file has the same SV lines, one index up
+    plain = tmp_path / "plain.model"
+    assert run("bsvm-train", "-q", "--format", "libsvm", "-g", "0.1", "--budget", "60",
+               HEART, plain).returncode == 0
+    def one_up(token):
+        index, colon, value = token.partition(":")
+        return f"{int(index) + 1}:{value}" if colon else token
+
+    def sv_lines(path):
+        return path.read_text().split("SV\n")[1].splitlines()
+    assert [" ".join(map(one_up, line.split())) for line in sv_lines(ours_file)] == \
+        [" ".join(line.split()) for line in sv_lines(plain)]
+    refused = run("bsvm-predict", data, theirs_file, tmp_path / "none")
+    assert refused.returncode == 1 and not (tmp_path / "none").exists()
+    assert refused.stderr.strip() == (f"{theirs_file}:10: feature index 0 is out of range "
+                                      "(indices start at 1); a LIBSVM model of 0-based data "
+                                      "is read with --zero-based")
+
+
 # ---------------------------------------------------------------------------------------------
 # malformed files
 # ---------------------------------------------------------------------------------------------

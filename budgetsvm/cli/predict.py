@@ -20,7 +20,9 @@ PREDICT_BLOCK_BYTES = 1 << 20
               help="1: write a 'labels ...' header and per-class probabilities, as svm-predict "
                    "(the label is then the most probable class) [0]")
 @click.option("-q", "quiet", is_flag=True, help="quiet mode: no accuracy line, no progress")
-@click.option("--zero-based", is_flag=True, help="read 0-based feature indices")
+@click.option("--zero-based", is_flag=True,
+              help="read 0-based feature indices (the test file's, and a LIBSVM model's: its "
+                   "indices are those of its training data)")
 @click.option("-n", "n_threads", type=click.IntRange(min=1), metavar="THREADS",
               help="worker threads predicting blocks of the test file [default: the cores "
                    "available]; the predictions do not depend on it")
@@ -37,7 +39,7 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
         raise click.UsageError("TEST_FILE and MODEL_FILE cannot both be standard input")
     check_not_an_input(("predictions", output_file),
                        [("test file", test_file), ("model file", model_file)])
-    model = model_io.load_model(model_file)
+    model = model_io.load_model(model_file, zero_based=zero_based)
     if probability == "1" and not has_probability(model):
         how = ("a LIBLINEAR model needs logistic regression (its -s 0, 6 or 7)"
                if model.solver == "liblinear" else "train it with -b 1")

@@ -185,7 +185,9 @@ def params_from_options(options):
               default="native", show_default=True,
               help="model file format (liblinear: linear models; libsvm: binary or one-class "
                    "kernel models)")
-@click.option("--zero-based", is_flag=True, help="read 0-based feature indices")
+@click.option("--zero-based", is_flag=True,
+              help="read 0-based feature indices (a --format libsvm model keeps them: its "
+                   "indices are those of its training data)")
 @click.option("--monitor", "monitor_file", metavar="FILE",
               help="bsgd/bsca: write a CSV per epoch (time, primal, [tracked dual,] merge fraction...)")
 @click.option("--monitor-test", "monitor_test_file", metavar="FILE",
@@ -242,7 +244,7 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
                                                                         info=info_))
         _print_summary(model, stats, model_file, quiet)
         with threads.pool(params.n_threads):
-            model_io.save_model(model, model_file, format=model_format)
+            model_io.save_model(model, model_file, format=model_format, zero_based=zero_based)
         return
     with threads.pool(params.n_threads):        # blocks are parsed while the next are read
         X, y = io.read_problem(training_file, zero_based=zero_based)
@@ -289,7 +291,7 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
              "written", quiet)
     _print_summary(model, stats, model_file, quiet)
     with threads.pool(params.n_threads):         # the weight lines are formatted in threads
-        model_io.save_model(model, model_file, format=model_format)
+        model_io.save_model(model, model_file, format=model_format, zero_based=zero_based)
 
 
 def _check_monitor_usage(params, monitor_file, monitor_test_file):
