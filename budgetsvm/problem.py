@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from budgetsvm.errors import ParameterError
+
 
 def canonical_csr(X):
     """``X`` (sparse or dense) as canonical float64 CSR; no copy when it already is one."""
@@ -73,5 +75,25 @@ def class_weights(labels, params):
 
 
 def class_costs(labels, params):
-    """C times the -wi weight of every class, in label order (LIBLINEAR's weighted_C)."""
-    return float(params.C) * class_weights(labels, params)
+    """C times the -wi weight of every class, in label order (LIBLINEAR's weighted_C).
+
+    Raises ParameterError when a product overflows to infinity or underflows to 0 (each factor
+    is checked on its own, the product only here): no solver is defined for it."""
+    weights = class_weights(labels, params)
+    with np.errstate(over="ignore", under="ignore"):
+        costs = float(params.C) * weights
+    bad = np.flatnonzero(~(np.isfinite(costs) & (costs > 0)))
+    if bad.size:
+        r = int(bad[0])
+        raise ParameterError(f"-c {float(params.C):g} times -w{float(labels[r]):g} "
+                             f"{weights[r]:g} is {costs[r]:g}: the cost of a class must be a "
+                             f"finite positive number")
+    return costs
+
+
+def check_class_costs(labels, params):
+    """class_costs' check alone, before any work (and before a grid search opens its result
+    file), without its warnings: the solver gives those when it computes the costs."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        class_costs(labels, params)

@@ -13,6 +13,7 @@ from budgetsvm.labels import group_classes
 from budgetsvm.model_io import ensure_finite
 from budgetsvm import solvers
 from budgetsvm.params import TrainParams, check_params
+from budgetsvm.problem import check_class_costs
 
 # Linear solvers keep dense weight vectors: k·d doubles (one per class for one-vs-rest and WW).
 # Refuse a dimension whose weights would exceed this many values (2^28 doubles = 2 GiB), so an
@@ -66,6 +67,7 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
                 f"{MAX_LINEAR_WEIGHTS} (2 GiB): are the feature indices right?")
     if len(labels) < 2:
         return one_class_model(labels[0], params, X.shape[1])
+    check_class_costs(labels, params)
     # The fit signature of solvers.SolverSpec; monitor and monitor_test only when asked for, so
     # that a solver that is not monitorable may leave them out.
     solvers.check_monitor(params.solver, monitor)

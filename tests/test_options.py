@@ -425,3 +425,26 @@ def test_store_size_check_counts_the_slots_of_rows_without_features():
     with pytest.raises(BsvmError, match="would need"):
         check_budgeted(TrainParams(budget=INT_MAX), 0)
     check_budgeted(TrainParams(budget=1000), 0)
+
+
+@pytest.mark.parametrize("solver", ["dcd", "acf", "ww", "bsgd", "bsca"])
+@pytest.mark.parametrize("c,weight,product", [("1e308", "10", "inf"), ("1e-300", "1e-300", "0")])
+def test_a_class_cost_that_overflows_is_a_usage_error(tmp_path, solver, c, weight, product):
+    # C times a -wLABEL weight must be finite and positive for every solver (each factor is,
+    # and the product overflows or underflows in IEEE double): one line, exit 2, no model; a
+    # grid search stops before it opens its result file, which keeps an earlier run's lines
+    args = ["-s", solver, "-c", c, "-w1", weight]
+    result = run("bsvm-train", "-q", *args, HEART, tmp_path / "m")
+    lines = result.stderr.decode().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0] == f"Usage error: -c {float(c):g} times -w1 {float(weight):g} is " \
+        f"{product}: the cost of a class must be a finite positive number"
+    assert not (tmp_path / "m").exists()
+    assert run("bsvm-train", "-q", *args, "-v", "3", HEART).returncode == 2
+    earlier = tmp_path / "grid.out"
+    earlier.write_text("log2c=0 rate=80.0\n")
+    grid = run("bsvm-grid", "-q", "-s", solver, "-w1", weight, "-log2c", "1023,1023,1",
+               "-log2g", "null", "-v", "3", "-out", earlier, HEART) if product == "inf" else None
+    if grid is not None:
+        assert grid.returncode == 2 and b"Traceback" not in grid.stderr
+        assert earlier.read_text() == "log2c=0 rate=80.0\n"

@@ -6,6 +6,7 @@ import sys
 
 from budgetsvm import solvers
 from budgetsvm.errors import ParameterError, TrainingDiverged
+from budgetsvm.labels import group_classes
 from budgetsvm.grid.order import (DEFAULT_LOG2C, DEFAULT_LOG2G, Point, check_exponents,
                                   job_points)
 from budgetsvm.grid.plot import plot_contour
@@ -15,6 +16,7 @@ from budgetsvm.grid.runners import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_RETRIES, Da
                                     InlineRunner, PoolRunner, check_scheduler_address,
                                     connect_dask, point_params, rate_from_correct)
 from budgetsvm.params import TrainParams
+from budgetsvm.problem import check_class_costs
 
 DEFAULT_FOLDS = 5
 
@@ -176,6 +178,12 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
         warn(notice)
 
     todo = [p for p in order if p not in resumed]
+    # a C of the grid whose cost overflows with a -w weight: refused before the result file
+    # is opened (and an earlier one emptied)
+    labels = group_classes(y)[0]
+    if len(labels) > 1:
+        for point in todo:
+            check_class_costs(labels, point_params(options.params, point))
     results = dict(resumed)
     computed = []
     failed = {}                # a point whose training diverged: its reason, and no rate
