@@ -48,13 +48,21 @@ def display_name(path):
     return "<stdin>" if path in (None, "-") else os.fspath(path)
 
 
+def stdin_buffer(error=DataFormatError):
+    """sys.stdin's binary buffer; ``error("-", None, message)`` when the process was started
+    with standard input closed (`<&-`: sys.stdin is None)."""
+    if sys.stdin is None:
+        raise error("-", None, "cannot read: standard input is closed")
+    return sys.stdin.buffer
+
+
 def open_input(path, error=DataFormatError):
     """Binary stream of the (decompressed) content of ``path``; ``-`` is standard input.
 
     Problems opening the file raise ``error(path, None, message)``.
     """
     if path == "-":
-        raw = sys.stdin.buffer
+        raw = stdin_buffer(error)
     else:
         try:
             if os.path.isdir(path):

@@ -278,7 +278,8 @@ def dumps_scaling(scaling):
 
 def load_scaling(path):
     """Read an svm-scale parameter file (or our standardisation file)."""
-    stream = open_input(path, error=lambda p, line, msg: ScaleError(f"{p}: {msg}"))
+    stream = open_input(path, error=lambda p, line, msg: ScaleError(
+        f"{'<stdin>' if p == '-' else p}: {msg}"))
     try:
         raw = stream.read()
     finally:

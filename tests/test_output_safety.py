@@ -111,6 +111,39 @@ def test_a_closed_standard_output_is_a_write_error(tmp_path, heart):
     assert (tmp_path / "m").exists()
 
 
+def test_a_closed_standard_input_is_a_read_error(tmp_path, heart, model):
+    def closed(*args):
+        return subprocess.run([str(BIN / args[0]), *args[1:]], cwd=tmp_path, stdin=None,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=lambda: os.close(0))
+    for args in [("bsvm-train", "-q", "-s", "dcd", "-", "m2"),
+                 ("bsvm-predict", "-", "m", "out"),
+                 ("bsvm-predict", "heart", "-", "out"),
+                 ("bsvm-scale", "-"),
+                 ("bsvm-scale", "-r", "-", "heart"),
+                 ("bsvm-grid", "-q", "-log2c", "0,0,1", "-log2g", "null", "-out", "null", "-")]:
+        line = one_line(closed(*args), 1)
+        assert line == "<stdin>: cannot read: standard input is closed", (args, line)
+    assert not (tmp_path / "m2").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_closed_standard_error_loses_only_the_messages(tmp_path, heart):
+    # No progress bar, summary or warning may fail the command (stderr was None), and no file
+    # opened later may take descriptor 2: the model is the same as with stderr open
+    def closed(*args):
+        return subprocess.run([str(BIN / args[0]), *args[1:]], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=None, text=True,
+                              preexec_fn=lambda: os.close(2))
+    assert closed("bsvm-train", "-s", "dcd", "-w7", "2", "heart", "closed.model").returncode == 0
+    assert run("bsvm-train", "-q", "-s", "dcd", "-w7", "2", "heart", "open.model",
+               cwd=tmp_path).returncode == 0
+    assert (tmp_path / "closed.model").read_bytes() == (tmp_path / "open.model").read_bytes()
+    predicted = closed("bsvm-predict", "heart", "open.model", "out")
+    assert predicted.returncode == 0 and predicted.stdout.startswith("Accuracy = ")
+    failed = closed("bsvm-predict", "heart", "missing.model", "out2")
+    assert failed.returncode == 1 and not (tmp_path / "out2").exists()
+
+
 def _default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)     # as a terminal gives it (test_signals.py)
 

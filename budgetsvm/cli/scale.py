@@ -29,7 +29,8 @@ def _rereadable(path):
     if path != "-" and not fileio.is_pipe(path):
         yield path
         return
-    source = contextlib.nullcontext(sys.stdin.buffer) if path == "-" else open(path, "rb")
+    source = contextlib.nullcontext(fileio.stdin_buffer()) if path == "-" else \
+        open(path, "rb")
     with source as stream, \
             tempfile.NamedTemporaryFile(prefix="bsvm-scale.", suffix=".tmp") as spool:
         shutil.copyfileobj(stream, spool, 1 << 20)
