@@ -86,6 +86,27 @@ def open_input(path, error=DataFormatError):
     return buffered
 
 
+def standard_output_alias(path):
+    """``-`` when ``path`` names this process's standard output as a regular file or a pipe
+    (/dev/stdout, /dev/fd/1, /proc/self/fd/1 after `> file` or `| command`), else ``path``.
+
+    Written through its name, the atomic rename would put a new file in place of the
+    redirection's (and what else goes to standard output would be lost), and a pipe's
+    /proc name cannot be opened beside; svm-predict users write such paths. Terminals and
+    other devices are written in place through their name as before."""
+    if path in (None, "-") or sys.stdout is None:
+        return path
+    try:
+        named, ours = os.stat(path), os.fstat(1)
+    except (OSError, ValueError):
+        return path
+    if (named.st_dev, named.st_ino) == (ours.st_dev, ours.st_ino) and \
+            (stat.S_ISREG(ours.st_mode) or stat.S_ISFIFO(ours.st_mode)
+             or stat.S_ISSOCK(ours.st_mode)):
+        return "-"
+    return path
+
+
 @contextlib.contextmanager
 def atomic_output(path, binary=False):
     """Yield a writable file for ``path``; ``-`` writes to standard output.

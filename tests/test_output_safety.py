@@ -144,6 +144,25 @@ def test_a_closed_standard_error_loses_only_the_messages(tmp_path, heart):
     assert failed.returncode == 1 and not (tmp_path / "out2").exists()
 
 
+def test_dev_stdout_as_an_output_is_standard_output(tmp_path, heart, model):
+    # /dev/stdout (svm-predict users write it) after `> file` or `| command`: the output goes to
+    # standard output as with -, not renamed over the redirection's file (which lost the rest
+    # of stdout) nor refused for a pipe's /proc name
+    assert run("bsvm-predict", heart, model, "named", cwd=tmp_path).returncode == 0
+    expected = (tmp_path / "named").read_text()
+    piped = run("bsvm-predict", heart, model, "/dev/stdout", cwd=tmp_path)
+    assert piped.returncode == 0 and piped.stdout == expected
+    assert piped.stderr.startswith("Accuracy = ")          # as with -, off the predictions
+    with open(tmp_path / "redirected", "w") as out:
+        result = run("bsvm-predict", heart, model, "/dev/stdout", cwd=tmp_path, stdout=out)
+    assert result.returncode == 0 and (tmp_path / "redirected").read_text() == expected
+    trained = run("bsvm-train", "-q", "-s", "dcd", heart, "/dev/stdout", cwd=tmp_path)
+    assert trained.returncode == 0 and trained.stdout == model.read_text()
+    scaled = run("bsvm-scale", "-s", "/dev/stdout", heart, cwd=tmp_path)
+    assert one_line(scaled, 2).startswith("Usage error: -s /dev/stdout: the scaled data go to "
+                                          "standard output")
+
+
 def _default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)     # as a terminal gives it (test_signals.py)
 

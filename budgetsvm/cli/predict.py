@@ -4,7 +4,8 @@ import click
 from budgetsvm import io, model_io, threads
 from budgetsvm.cli.common import info, run
 from budgetsvm.errors import BsvmError, DataFormatError
-from budgetsvm.fileio import atomic_output, check_not_an_input, display_name
+from budgetsvm.fileio import (atomic_output, check_not_an_input, display_name,
+                              standard_output_alias)
 from budgetsvm.labels import format_label
 from budgetsvm.probability import has_probability, is_logistic, predict_with_proba
 from budgetsvm.progress import task_progress
@@ -37,6 +38,7 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
     """
     if test_file == "-" and model_file == "-":
         raise click.UsageError("TEST_FILE and MODEL_FILE cannot both be standard input")
+    output_file = standard_output_alias(output_file)
     check_not_an_input(("predictions", output_file),
                        [("test file", test_file), ("model file", model_file)])
     model = model_io.load_model(model_file, zero_based=zero_based)

@@ -17,7 +17,7 @@ import click
 from budgetsvm import fileio, io, threads
 from budgetsvm.cli.common import info, run
 from budgetsvm.errors import DataFormatError
-from budgetsvm.fileio import atomic_output, check_not_an_input
+from budgetsvm.fileio import atomic_output, check_not_an_input, standard_output_alias
 from budgetsvm.scale import (ScaleError, dumps_scaling, fit_scaling, format_rows, load_scaling,
                              transform)
 
@@ -90,8 +90,8 @@ def _scale(lower, upper, y_range, save_file, restore_file, standardize, precise,
         raise click.UsageError("cannot use -r and -s simultaneously")
     if restore_file == "-" and data_file == "-":
         raise click.UsageError("-r - and DATA_FILE - cannot both be standard input")
-    if save_file == "-":
-        raise click.UsageError("-s -: the scaled data go to standard output; give the "
+    if standard_output_alias(save_file) == "-":
+        raise click.UsageError(f"-s {save_file}: the scaled data go to standard output; give the "
                                "parameters a file")
     check_not_an_input(("scaling parameters", save_file), [("data file", data_file)])
     if restore_file is not None:

@@ -7,7 +7,8 @@ import click
 import numpy as np
 
 from budgetsvm import io, model_io, solvers, threads
-from budgetsvm.fileio import atomic_output, check_not_an_input, check_output_path, is_pipe
+from budgetsvm.fileio import (atomic_output, check_not_an_input, check_output_path, is_pipe,
+                              standard_output_alias)
 from budgetsvm.cli.common import info, run
 from budgetsvm.errors import OneClassWarning
 from budgetsvm.params import OPTIONS, TrainParams, check_params, option_notices
@@ -57,6 +58,17 @@ def _solver(ctx, param, value):
 def _positive(ctx, param, value):
     if value is not None and not value > 0:
         raise click.BadParameter(f"must be positive, got {value:g}")
+    return value
+
+
+# --stream-buffer: at most a mebibyte of mebibytes (1 TiB of text per buffer)
+MAX_STREAM_BUFFER_MB = float(1 << 20)
+
+
+def _stream_buffer(ctx, param, value):
+    value = _positive(ctx, param, value)
+    if value is not None and not value <= MAX_STREAM_BUFFER_MB:
+        raise click.BadParameter(f"must be at most {MAX_STREAM_BUFFER_MB:g} (MB), got {value:g}")
     return value
 
 
@@ -196,7 +208,7 @@ def params_from_options(options):
               help="bsgd: train from the file in buffers, never holding it in memory "
                    "(shuffles within a buffer only: shuffle the file first)")
 @click.option("--stream-buffer", "stream_buffer", type=float, default=16, show_default=True,
-              callback=_positive, metavar="MB",
+              callback=_stream_buffer, metavar="MB",
               help="with --stream: megabytes of text per buffer (the shuffle window)")
 @click.argument("training_file")
 @click.argument("model_file", required=False)
@@ -218,6 +230,7 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         if training_file == "-":
             raise click.UsageError("give a MODEL_FILE when the training data come from stdin")
         model_file = os.path.basename(training_file) + ".model"
+    model_file = standard_output_alias(model_file)
     if folds is None:
         # everything that does not need the data is checked before reading it
         model_io.check_format(model_format, params.solver)
