@@ -72,6 +72,26 @@ def iter_blocks(path, zero_based=False, block_bytes=BLOCK_BYTES):
         yield _parse_raw(path, raw, offset)
 
 
+# A block is read in pieces of at most this size: read(n) allocates n bytes before it reads,
+# so a --stream-buffer far above the file's size would ask for memory the file never fills.
+READ_PIECE_BYTES = 64 << 20
+
+
+def _read_up_to(stream, size):
+    """Up to ``size`` bytes of ``stream`` (fewer only at its end), read in pieces of at most
+    READ_PIECE_BYTES: memory grows with what is read, not with what was asked."""
+    if size <= READ_PIECE_BYTES:
+        return stream.read(size)
+    pieces, got = [], 0
+    while got < size:
+        piece = stream.read(min(READ_PIECE_BYTES, size - got))
+        if not piece:
+            break
+        pieces.append(piece)
+        got += len(piece)
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
 def _text_blocks(path, block_bytes):
     """Yield (text, length, lines before it, its newlines, its colons) for blocks of whole
     lines of ``path``: its first ``length`` bytes are whole lines, counted once here (the line
@@ -84,7 +104,7 @@ def _text_blocks(path, block_bytes):
     try:
         while True:
             try:
-                chunk = stream.read(block_bytes)
+                chunk = _read_up_to(stream, block_bytes)
             except DECOMPRESSION_ERRORS as exc:
                 yield DataFormatError(path, None, f"cannot read (corrupt or truncated "
                                       f"compressed stream?): {exc}")
