@@ -284,12 +284,48 @@ class KernelSpec:
     __call__ = kernel_matrix
 
 
+class UsedColumns:
+    """SVᵀ over the feature columns that some support vector uses, renumbered 0..m−1, for
+    support vectors far wider than those columns: a LIBSVM model with a feature index of
+    2147483647 is 2^31 − 1 features wide, and SVᵀ in CSR would need a row pointer per possible
+    feature (8.4 GB, where LIBSVM's sparse dot products need nothing). restrict() renumbers
+    the rows of X likewise; the products sum the same terms in the same order as over the
+    full width, so the kernel values are the same numbers."""
+
+    def __init__(self, sv):
+        self.columns = np.unique(sv.indices)
+        compact = sp.csr_matrix((sv.data, np.searchsorted(self.columns, sv.indices), sv.indptr),
+                                shape=(sv.shape[0], len(self.columns)))
+        self.matrix = compact.T.tocsr()
+        self.shape = (sv.shape[1], sv.shape[0])          # svT's: (width, number of SVs)
+
+    def restrict(self, A):
+        """CSR A (canonical, indptr from 0) without its entries outside the used columns, the
+        others renumbered as in ``matrix``."""
+        position = np.searchsorted(self.columns, A.indices)
+        keep = position < len(self.columns)
+        keep[keep] = self.columns[position[keep]] == A.indices[keep]
+        kept_before = np.concatenate([[0], np.cumsum(keep)])
+        return sp.csr_matrix((A.data[keep], position[keep], kept_before[A.indptr]),
+                             shape=(A.shape[0], len(self.columns)))
+
+
+# Support vectors at least this wide, using fewer than one column in USED_COLUMNS_SHARE of
+# their width, take UsedColumns as their SVᵀ.
+USED_COLUMNS_WIDTH = 1 << 20
+USED_COLUMNS_SHARE = 8
+
+
 def sv_columns(sv):
     """The support vectors as the right-hand side of kernel_blocks: (SVᵀ, dense when it is
-    small, else CSR; their squared norms)."""
+    small, else CSR, or UsedColumns when the SVs are far wider than the columns they use;
+    their squared norms)."""
     sv = as_csr(sv)
     if sv.shape[0] * sv.shape[1] <= DENSE_SV_ENTRIES:
         svT = sv.T.toarray(order="C")        # straight into C order: no second dense copy
+    elif sv.shape[1] >= USED_COLUMNS_WIDTH and \
+            USED_COLUMNS_SHARE * len(np.unique(sv.indices)) < sv.shape[1]:
+        svT = UsedColumns(sv)
     else:
         svT = sv.T.tocsr()
     return svT, row_sqnorms(sv)
@@ -311,7 +347,7 @@ def block_ranges(X, svT):
     make a 16 MB copy per block, one per thread."""
     X = as_csr(X)
     width = svT.shape[0]
-    dense = not sp.issparse(svT) and X.nnz >= DENSE_ROWS_SHARE * X.shape[0] * width
+    dense = isinstance(svT, np.ndarray) and X.nnz >= DENSE_ROWS_SHARE * X.shape[0] * width
     return list(_chunks(X.shape[0], svT.shape[1], width if dense else 0))
 
 
@@ -326,8 +362,14 @@ def dot_rows(X, start, stop, svT, out=None, norms=True):
     # Features of X beyond the SVs' width do not enter the dot products, but still count
     # in |x|^2 for the RBF distance (LIBSVM).
     a_sq = row_sqnorms(A) if norms else None
+    if isinstance(svT, UsedColumns):
+        G = (svT.restrict(as_csr(A)) @ svT.matrix).toarray()
+        if out is not None:
+            out[...] = G
+            G = out
+        return np.ascontiguousarray(G, dtype=np.float64), a_sq
     A_w = with_width(A, width)
-    if not sp.issparse(svT) and A_w.nnz >= DENSE_ROWS_SHARE * A_w.shape[0] * A_w.shape[1]:
+    if isinstance(svT, np.ndarray) and A_w.nnz >= DENSE_ROWS_SHARE * A_w.shape[0] * A_w.shape[1]:
         # fairly dense rows: a BLAS matrix product wins
         return np.matmul(A_w.toarray(), svT, out=out), a_sq
     G = A_w @ svT
