@@ -307,6 +307,9 @@ def test_find_parameters_module_api():
      "port 65536 is not in 1..65535"),
     (["-s", "dcd", "--scheduler", "inproc://x", "--connect-timeout", "1", HEART], 2,
      "an inproc:// scheduler lives inside another process"),
+    # dask's own timeout parser refused inf with a long list of time units
+    (["-s", "dcd", "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", "inf", HEART], 2,
+     "--connect-timeout must be a positive number of seconds"),
     # a websocket address is a URL that dask opens as given: checked by connecting
     (["-s", "dcd", "--scheduler", "ws://127.0.0.1:1/", "--connect-timeout", "1", "-out",
       "null", HEART], 1, "cannot reach the Dask scheduler"),

@@ -185,7 +185,8 @@ def parse_arguments(argv):
             options.connect_timeout = float(found["--connect-timeout"])
         except ValueError:
             options.connect_timeout = -1.0
-        if not options.connect_timeout > 0:
+        # finite: Dask's timeout parser refuses inf with a long message of its own
+        if not 0 < options.connect_timeout < float("inf"):
             raise ParameterError("--connect-timeout must be a positive number of seconds")
     options.zero_based = bool(found.get("--zero-based"))
     options.quiet = bool(found.get("-q"))
