@@ -6,8 +6,19 @@ class BsvmError(Exception):
     """Base class of every error caused by user input (files, models, parameters)."""
 
 
+def printable(text):
+    """``text`` on one line: control characters (a newline in a file name) as Python escapes
+    them."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def printable_name(path):
+    """A file name for a one-line message: <stdin> for -, else printable(name)."""
+    return "<stdin>" if path in (None, "-") else printable(str(path))
+
+
 def _locate(path, line, message):
-    name = "<stdin>" if path in (None, "-") else str(path)
+    name = printable_name(path)
     return f"{name}:{line}: {message}" if line else f"{name}: {message}"
 
 

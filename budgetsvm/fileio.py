@@ -19,7 +19,7 @@ import stat
 import sys
 import zlib
 
-from budgetsvm.errors import BsvmError, DataFormatError, ParameterError
+from budgetsvm.errors import BsvmError, DataFormatError, ParameterError, printable_name
 
 # magic bytes → the decompressing reader, given a file object (stdin) or a path (it then owns
 # the file and closes it with itself)
@@ -45,7 +45,7 @@ def write_failure(name, exc):
 
 
 def display_name(path):
-    return "<stdin>" if path in (None, "-") else os.fspath(path)
+    return printable_name(None if path is None else os.fspath(path))
 
 
 def stdin_buffer(error=DataFormatError):

@@ -266,3 +266,16 @@ def test_a_label_written_minus_zero_is_printed_as_liblinear_prints_it(tmp_path):
         assert re.search(r"^label 0 1$", model.read_text(), re.M)
         assert run("bsvm-predict", data, model, out).returncode == 0
         assert out.read_text() == expected
+
+
+def test_a_newline_in_a_file_name_stays_inside_the_one_line_error(tmp_path):
+    # the message names the file with its newline escaped, then the line and the problem,
+    # instead of stopping at the newline
+    bad = tmp_path / "bad\nname"
+    bad.write_text("1 1:x\n")
+    result = run("bsvm-train", "-s", "dcd", bad.name, "m", cwd=tmp_path)
+    assert result.returncode == 1 and not (tmp_path / "m").exists()
+    assert one_line(result.stderr.decode()) == "bad\\nname:1: value is not a number: '1:x'"
+    assert run("bsvm-train", "-q", "-s", "dcd", HEART, "good", cwd=tmp_path).returncode == 0
+    result = run("bsvm-predict", HEART, "good", "no such dir\t/out", cwd=tmp_path)
+    assert one_line(result.stderr.decode()).startswith("no such dir\\t/out: ")

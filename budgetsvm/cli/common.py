@@ -14,7 +14,7 @@ import warnings
 import click
 
 from budgetsvm.cli import _interrupted_while_starting
-from budgetsvm.errors import BsvmError, ParameterError
+from budgetsvm.errors import BsvmError, ParameterError, printable
 from budgetsvm.fileio import write_failure
 
 _GLUED_WEIGHT = re.compile(r"^-w([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)$")
@@ -142,7 +142,9 @@ def _silence_stdout():
 
 
 def _fail(message, status):
-    click.echo(f"{message.splitlines()[0] if message else 'error'}", err=True)
+    # one line: a newline or other control character inside (a file name's) is escaped, not
+    # taken as the end of the message
+    click.echo(printable(message.strip()) if message.strip() else "error", err=True)
     sys.exit(status)
 
 
