@@ -21,13 +21,83 @@ import zlib
 
 from budgetsvm.errors import BsvmError, DataFormatError, ParameterError, printable_name
 
+class XzStreams(io.RawIOBase):
+    """The content of an .xz file as ``xz -d`` gives it: its streams one after the other, the
+    stream padding after each (zero bytes, a multiple of four) skipped. lzma.LZMAFile stops at
+    padding ("Compressed file ended before the end-of-stream marker was reached") and takes
+    anything after the last stream for the end of the file; here padding is read past, and
+    other bytes there are an error, as in xz. ``source``: a path (the reader then owns the file)
+    or a binary file object."""
+
+    READ_BYTES = 1 << 20
+
+    def __init__(self, source):
+        super().__init__()
+        self._owns = not hasattr(source, "read")
+        self._file = open(source, "rb") if self._owns else source
+        self._stream = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+        self._input = b""          # compressed bytes not given to the decompressor yet
+        self._done = False
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        data = self._decompress(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def _decompress(self, size):
+        while not self._done:
+            stream = self._stream
+            if stream.eof:
+                rest = self._after_padding(stream.unused_data + self._input)
+                if self._done:
+                    break
+                self._stream, self._input = lzma.LZMADecompressor(format=lzma.FORMAT_XZ), rest
+                continue
+            if stream.needs_input:
+                if not self._input:
+                    self._input = self._file.read(self.READ_BYTES)
+                    if not self._input:
+                        raise EOFError("Compressed file ended before the end-of-stream marker "
+                                       "was reached")
+                data, self._input = stream.decompress(self._input, size), b""
+            else:
+                data = stream.decompress(b"", size)
+            if data:
+                return data
+        return b""
+
+    def _after_padding(self, rest):
+        # the bytes after a stream's zero padding (the next stream), or b"" and done at the end
+        zeros = 0
+        while True:
+            stripped = rest.lstrip(b"\0")
+            zeros += len(rest) - len(stripped)
+            if stripped:
+                break
+            rest = self._file.read(self.READ_BYTES)
+            if not rest:
+                self._done = True
+                break
+        if zeros % 4:
+            raise lzma.LZMAError("the stream padding is not a multiple of four bytes")
+        return stripped
+
+    def close(self):
+        if self._owns and not self.closed:
+            self._file.close()
+        super().close()
+
+
 # magic bytes → the decompressing reader, given a file object (stdin) or a path (it then owns
 # the file and closes it with itself)
 _MAGIC = (
     (b"\x1f\x8b", lambda source: gzip.GzipFile(fileobj=source) if hasattr(source, "read")
      else gzip.GzipFile(source, "rb")),
     (b"BZh", bz2.BZ2File),
-    (b"\xfd7zXZ\x00", lzma.LZMAFile),
+    (b"\xfd7zXZ\x00", lambda source: io.BufferedReader(XzStreams(source), 1 << 20)),
 )
 DECOMPRESSION_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
 # What writing a file can fail with once it is open: a full disk or quota, the size limit of

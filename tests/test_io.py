@@ -248,6 +248,29 @@ def test_corrupt_xz(tmp_path):
         read_problem(path)
 
 
+@pytest.mark.parametrize("tail, labels, error", [
+    (b"", [1], None), (b"\0" * 4, [1], None), (b"\0" * 12, [1], None),
+    (b"\0" * 4 + lzma.compress(b"-1 2:2\n") + b"\0" * 8, [1, -1], None),
+    (b"\0" * 3, None, "padding is not a multiple of four"), (b"junk", None, "compressed"),
+    (b"\0" * 4 + b"junk" * 10, None, "compressed")])
+def test_xz_streams_and_padding_as_xz_reads_them(tmp_path, tail, labels, error):
+    # An .xz file is streams, each followed by zero padding in fours (the xz file format,
+    # section 2.2): xz -d reads all of it, so must we (lzma.LZMAFile stopped at padding);
+    # other bytes after a stream are an error, as in xz. Oracle: the xz program.
+    import shutil
+    import subprocess
+    path = tmp_path / "d.xz"
+    path.write_bytes(lzma.compress(b"1 1:1\n") + tail)
+    if error:
+        with pytest.raises(DataFormatError, match=error):
+            read_problem(str(path))
+    else:
+        assert read_problem(str(path))[1].tolist() == labels
+    if shutil.which("xz"):
+        checked = subprocess.run(["xz", "-t", str(path)], capture_output=True)
+        assert (checked.returncode == 0) == (error is None)
+
+
 @pytest.mark.parametrize("suffix", ["", ".gz", ".bz2", ".xz"])
 def test_closing_an_input_closes_its_file(tmp_path, suffix):
     # the decompressing readers are handed the path, so they own the file and close it
