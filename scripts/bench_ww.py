@@ -367,9 +367,15 @@ def peer_targets(results):
         lines.append("- not converged within the iteration limit (the time is that of "
                      f"{notconv[0]['it_ww']} iterations): "
                      + ", ".join(f"{r['name']} C=2^{r['e']}" for r in notconv) + ".")
-    gain = [med(r["paper"]) / med(r["ww"]) for r in results]
-    lines.append(f"- shrinking against Wang & Scott's algorithm (ww none ÷ ww): "
-                 f"{min(gain):.2f}–{max(gain):.2f}x.")
+    # only where both converged: a ww none run stopped at its limit did less work
+    both = [r for r in results if r["conv_ww"] and r.get("conv_paper", True)]
+    gain = [med(r["paper"]) / med(r["ww"]) for r in both]
+    if gain:
+        left = len(results) - len(both)
+        lines.append(f"- shrinking against Wang & Scott's algorithm (ww none ÷ ww), where both "
+                     f"converged: {min(gain):.2f}–{max(gain):.2f}x"
+                     + (f" ({left} point{'s' * (left != 1)} where ww none stopped at its "
+                        f"limit left out)." if left else "."))
     return "\n".join(lines)
 
 
