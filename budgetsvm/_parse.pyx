@@ -156,7 +156,9 @@ def parse_block(const unsigned char[::1] buf, double[::1] labels, int64_t[::1] i
                 if p[pos] != b':':
                     error = MISSING_COLON if _token_has_no_colon(p, tok) else BAD_INDEX
                     break
-                if idx > MAX_INDEX:
+                # column idx − index_offset ≤ MAX_INDEX − 1, whichever base the file has: the
+                # column is written back 1-based (and read back) in every model format
+                if idx - index_offset >= MAX_INDEX:
                     error = INDEX_TOO_LARGE
                     break
                 if idx < index_offset:

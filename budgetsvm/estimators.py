@@ -327,15 +327,19 @@ class _BudgetSVMBase(_Mixin, _Base):
             raise ValueError(str(exc)) from None
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path, zero_based=False):
         """An estimator holding the model in file ``path`` (any format bsvm-predict reads).
 
         Its hyperparameters are the constructor defaults (plus the solver named in the file);
         only ``model_`` is taken from the file. With probability information in the file,
-        ``probability`` is True."""
+        ``probability`` is True. zero_based: a LIBSVM file's feature indices start at 0 (a
+        model of 0-based data, bsvm-predict --zero-based); column j of X is index j then."""
         from budgetsvm.model_io import load_model
+        return cls._from_model(load_model(path, zero_based=zero_based))
+
+    @classmethod
+    def _from_model(cls, model):
         from budgetsvm.model import KernelModel
-        model = load_model(path)
         est = cls()
         if cls is not _BudgetSVMBase:
             expected = BudgetSVC if isinstance(model, KernelModel) else \
@@ -377,15 +381,15 @@ def _as_csr(X):
     return X
 
 
-def load(path):
+def load(path, zero_based=False):
     """The estimator for a model file: BudgetSVC (kernel), WWLinearSVC (Weston–Watkins) or
-    LinearSVC (other linear models)."""
+    LinearSVC (other linear models); zero_based as in BudgetSVC.load."""
     from budgetsvm.model_io import load_model
     from budgetsvm.model import KernelModel
-    model = load_model(path)
+    model = load_model(path, zero_based=zero_based)
     cls = BudgetSVC if isinstance(model, KernelModel) else \
         (WWLinearSVC if model.multiclass == "ww" else LinearSVC)
-    return cls.load(path)
+    return cls._from_model(model)
 
 
 class BudgetSVC(_BudgetSVMBase):

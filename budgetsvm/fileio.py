@@ -43,6 +43,8 @@ class XzStreams(io.RawIOBase):
         return True
 
     def readinto(self, buffer):
+        if not len(buffer):
+            return 0
         data = self._decompress(len(buffer))
         buffer[:len(data)] = data
         return len(data)
@@ -156,6 +158,33 @@ def open_input(path, error=DataFormatError):
     return buffered
 
 
+# The standard descriptors (0, 1, 2) the process was started without (hold_closed_standard_streams)
+CLOSED_AT_START = set()
+
+
+def hold_closed_standard_streams():
+    """For the bsvm-* commands, at start-up. Started with standard input, output or error closed
+    (`<&-`, `>&-`, `2>&-`), Python leaves sys.stdin/stdout/stderr None. Their descriptors go to
+    /dev/null (inherited by child processes, as the grid's workers), so that no file opened
+    later takes descriptor 0, 1 or 2 (a model file on descriptor 2 would receive whatever is
+    written to "stderr"). sys.stdin stays None (reading "-" then says it is closed), sys.stdout
+    too (common.run makes its writes fail, and /dev/stdout is taken for -), and messages to a
+    closed stderr go nowhere instead of failing the command."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is None:
+            try:
+                os.fstat(fd)
+            except OSError:
+                null = os.open(os.devnull, os.O_RDWR)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+                os.set_inheritable(fd, True)
+                CLOSED_AT_START.add(fd)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
+
+
 def standard_output_alias(path):
     """``-`` when ``path`` names this process's standard output as a regular file or a pipe
     (/dev/stdout, /dev/fd/1, /proc/self/fd/1 after `> file` or `| command`), else ``path``.
@@ -164,15 +193,17 @@ def standard_output_alias(path):
     redirection's (and what else goes to standard output would be lost), and a pipe's
     /proc name cannot be opened beside; svm-predict users write such paths. Terminals and
     other devices are written in place through their name as before."""
-    if path in (None, "-") or sys.stdout is None:
+    if path in (None, "-"):
         return path
     try:
         named, ours = os.stat(path), os.fstat(1)
     except (OSError, ValueError):
         return path
+    # a closed standard output is held on /dev/null: /dev/stdout then means it too, and the
+    # write fails as -'s does ("standard output is closed") instead of vanishing
     if (named.st_dev, named.st_ino) == (ours.st_dev, ours.st_ino) and \
             (stat.S_ISREG(ours.st_mode) or stat.S_ISFIFO(ours.st_mode)
-             or stat.S_ISSOCK(ours.st_mode)):
+             or stat.S_ISSOCK(ours.st_mode) or 1 in CLOSED_AT_START):
         return "-"
     return path
 

@@ -39,7 +39,7 @@ _MESSAGES = {
     5: "indices must be strictly ascending: {tok} after index {prev}",
     6: "value is not a number: {tok}",
     7: "value is not finite: {tok}",
-    8: "index too large (> 2147483647): {tok}",
+    8: "index too large (the largest is 2147483647, 2147483646 with --zero-based): {tok}",
     9: "label is not finite: {tok}",
     10: "qid must be a non-negative integer: {tok}",
     11: "value is missing after {tok}",

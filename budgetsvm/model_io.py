@@ -783,7 +783,8 @@ class _Reader:
         data = self.real_tokens(split[1::2], line_of_feature, "feature value")
         for j, value in enumerate(numbers):
             if not base <= value <= MAX_INDEX - 1 + base:
-                hint = "; a LIBSVM model of 0-based data is read with --zero-based" \
+                hint = "; a LIBSVM model of 0-based data is read with --zero-based " \
+                    "(zero_based=True in Python)" \
                     if libsvm and value == 0 else ""
                 self.fail(line_of_feature(j), f"feature index {value} is out of range "
                                               f"(indices start at {base}){hint}")

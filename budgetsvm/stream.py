@@ -110,7 +110,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     from budgetsvm._rng import Random
     from budgetsvm.bsgd import bsgd_info, bsgd_model, bsgd_setup
     from budgetsvm.budgeted import epoch_text, refit_progress
-    from budgetsvm.problem import canonical_csr, class_weights, csr_arrays
+    from budgetsvm.problem import canonical_csr, check_class_costs, class_weights, csr_arrays
     from budgetsvm.params import check_params
     from budgetsvm.model_io import ensure_finite
     check_params(params)
@@ -124,6 +124,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     if len(labels) < 2:
         from budgetsvm.train import one_class_model
         return one_class_model(labels[0], params, d)
+    check_class_costs(labels, params)
     store, options, gamma = bsgd_setup(params, d, len(labels))
     class_weight = class_weights(labels, params)
     # label → class index by binary search in the sorted labels

@@ -104,7 +104,10 @@ def paper_max_iter(args):
     """The limit of the runs of Wang & Scott's algorithm (--ww-shrink none): without shrinking
     a run to the default limit would take hours on mnist. Results saved before the option had
     one limit for all runs (--max-iter, 1000)."""
-    return getattr(args, "paper_max_iter", None) or getattr(args, "max_iter", None) or 1000
+    for name in ("paper_max_iter", "max_iter"):
+        if getattr(args, name, None) is not None:
+            return getattr(args, name)
+    return 1000
 
 
 def run_ww(X, y, Xt, yt, C, subsolver="walrus", gap_every=0, eps=0.0009, max_iter=None,

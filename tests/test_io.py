@@ -54,6 +54,17 @@ def test_zero_based_option(tmp_path):
     np.testing.assert_array_equal(X.toarray(), [[1, 0, 3]])
 
 
+def test_the_largest_index_is_one_less_when_zero_based(tmp_path):
+    # column = index − base ≤ 2^31 − 2 either way, so that every model format, which numbers
+    # features from 1 (or keeps a LIBSVM file's 0-based keys), can write and read it back
+    path = write(tmp_path, "1 2147483647:1\n")
+    assert read_problem(path)[0].shape[1] == 2147483647
+    with pytest.raises(DataFormatError, match="index too large"):
+        read_problem(path, zero_based=True)
+    assert read_problem(write(tmp_path, "1 2147483646:1\n", name="ok"),
+                        zero_based=True)[0].shape[1] == 2147483647
+
+
 @pytest.mark.parametrize("opener, suffix", [(gzip.open, ".gz"), (bz2.open, ".bz2"),
                                             (lzma.open, ".xz"), (lzma.open, ".renamed")])
 def test_compressed(tmp_path, opener, suffix):

@@ -458,7 +458,12 @@ def test_libsvm_files_of_zero_based_data_keep_its_indices(tmp_path, heart):
     assert refused.returncode == 1 and not (tmp_path / "none").exists()
     assert refused.stderr.strip() == (f"{theirs_file}:10: feature index 0 is out of range "
                                       "(indices start at 1); a LIBSVM model of 0-based data "
-                                      "is read with --zero-based")
+                                      "is read with --zero-based (zero_based=True in Python)")
+    # the estimators read it the same way (column j of X is index j)
+    from budgetsvm.estimators import load as load_estimator
+    expected, _, _ = svmutil.svm_predict(y0, x0, svmutil.svm_load_model(str(theirs_file)), "-q")
+    np.testing.assert_array_equal(load_estimator(str(theirs_file), zero_based=True).predict(X),
+                                  expected)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -441,6 +441,9 @@ def test_a_class_cost_that_overflows_is_a_usage_error(tmp_path, solver, c, weigh
         f"{product}: the cost of a class must be a finite positive number"
     assert not (tmp_path / "m").exists()
     assert run("bsvm-train", "-q", *args, "-v", "3", HEART).returncode == 2
+    if solver == "bsgd":
+        assert run("bsvm-train", "-q", "--stream", *args, HEART, tmp_path / "m").returncode == 2
+        assert not (tmp_path / "m").exists()
     earlier = tmp_path / "grid.out"
     earlier.write_text("log2c=0 rate=80.0\n")
     grid = run("bsvm-grid", "-q", "-s", solver, "-w1", weight, "-log2c", "1023,1023,1",

@@ -103,7 +103,8 @@ def test_a_closed_standard_output_is_a_write_error(tmp_path, heart):
                               preexec_fn=lambda: os.close(1))
     for args in [("bsvm-train", "-q", "-s", "dcd", "-v", "3", "heart"),
                  ("bsvm-scale", "heart"),
-                 ("bsvm-train", "-q", "-s", "dcd", "heart", "-")]:
+                 ("bsvm-train", "-q", "-s", "dcd", "heart", "-"),
+                 ("bsvm-train", "-q", "-s", "dcd", "heart", "/dev/stdout")]:
         line = one_line(closed(*args), 1)
         assert line == "<stdout>: cannot write: standard output is closed", (args, line)
     # nothing for stdout: nothing fails
@@ -156,6 +157,11 @@ def test_dev_stdout_as_an_output_is_standard_output(tmp_path, heart, model):
     with open(tmp_path / "redirected", "w") as out:
         result = run("bsvm-predict", heart, model, "/dev/stdout", cwd=tmp_path, stdout=out)
     assert result.returncode == 0 and (tmp_path / "redirected").read_text() == expected
+    assert result.stderr.startswith("Accuracy = ")     # the rename lost it before
+    # appending to the test file itself (`>> heart`) is refused as naming it is
+    with open(heart, "a") as out:
+        result = run("bsvm-predict", heart, model, "/dev/stdout", cwd=tmp_path, stdout=out)
+    assert one_line(result, 2).endswith("refusing to overwrite it with the predictions")
     trained = run("bsvm-train", "-q", "-s", "dcd", heart, "/dev/stdout", cwd=tmp_path)
     assert trained.returncode == 0 and trained.stdout == model.read_text()
     scaled = run("bsvm-scale", "-s", "/dev/stdout", heart, cwd=tmp_path)

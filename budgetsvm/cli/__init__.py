@@ -15,28 +15,9 @@ for _variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
     os.environ[_variable] = "1"
 
 
-def _hold_closed_standard_streams():
-    # Started with standard input, output or error closed (`<&-`, `>&-`, `2>&-`), Python leaves
-    # sys.stdin/stdout/stderr None. Their descriptors go to /dev/null, so that no file opened
-    # later takes descriptor 0, 1 or 2 (a model file on descriptor 2 would receive whatever is
-    # written to "stderr"). sys.stdin stays None (reading "-" then says it is closed, fileio),
-    # sys.stdout too (common.run makes its writes fail), and messages to a closed stderr go
-    # nowhere instead of failing the command.
-    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
-        if getattr(sys, name) is None:
-            try:
-                os.fstat(fd)
-            except OSError:
-                null = os.open(os.devnull, os.O_RDWR)
-                if null != fd:
-                    os.dup2(null, fd)
-                    os.close(null)
-    if sys.stderr is None:
-        sys.stderr = open(os.devnull, "w")
-
-
 if os.path.basename(sys.argv[0] if sys.argv else "").startswith("bsvm-"):
-    _hold_closed_standard_streams()
+    from budgetsvm.fileio import hold_closed_standard_streams
+    hold_closed_standard_streams()
 
 
 def _interrupted_while_starting(signum, frame):

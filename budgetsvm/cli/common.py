@@ -85,14 +85,14 @@ def _run(command, argv, prog_name, hint_options):
         _fail("interrupted", 130)
     except click.UsageError as exc:
         name = prog_name or command.name
-        click.echo(f"Usage error: {exc.format_message().rstrip('.')} (see {name} --help)",
-                   err=True)
+        click.echo(printable(f"Usage error: {exc.format_message().rstrip('.')} "
+                             f"(see {name} --help)"), err=True)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except ParameterError as exc:
-        click.echo(f"Usage error: {exc}", err=True)
+        click.echo(printable(f"Usage error: {exc}"), err=True)
         sys.exit(2)
     except BsvmError as exc:
         _fail(str(exc), 1)

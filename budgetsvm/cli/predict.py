@@ -38,9 +38,11 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
     """
     if test_file == "-" and model_file == "-":
         raise click.UsageError("TEST_FILE and MODEL_FILE cannot both be standard input")
-    output_file = standard_output_alias(output_file)
+    # the file a name stands for, /dev/stdout's too (`>> test_file`), is checked before the
+    # name becomes -
     check_not_an_input(("predictions", output_file),
                        [("test file", test_file), ("model file", model_file)])
+    output_file = standard_output_alias(output_file)
     model = model_io.load_model(model_file, zero_based=zero_based)
     if probability == "1" and not has_probability(model):
         how = ("a LIBLINEAR model needs logistic regression (its -s 0, 6 or 7)"

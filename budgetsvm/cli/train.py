@@ -68,7 +68,7 @@ MAX_STREAM_BUFFER_MB = float(1 << 20)
 def _stream_buffer(ctx, param, value):
     value = _positive(ctx, param, value)
     if value is not None and not value <= MAX_STREAM_BUFFER_MB:
-        raise click.BadParameter(f"must be at most {MAX_STREAM_BUFFER_MB:g} (MB), got {value:g}")
+        raise click.BadParameter(f"must be at most {MAX_STREAM_BUFFER_MB:.0f} (MB), got {value:g}")
     return value
 
 
@@ -230,16 +230,19 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         if training_file == "-":
             raise click.UsageError("give a MODEL_FILE when the training data come from stdin")
         model_file = os.path.basename(training_file) + ".model"
-    model_file = standard_output_alias(model_file)
+    # /dev/stdout after `> file` or `| command` is written as - (fileio.standard_output_alias);
+    # the file the name stands for is checked against the inputs before it becomes -
+    named_model, model_file = model_file, standard_output_alias(model_file)
+    named_monitor, monitor_file = monitor_file, standard_output_alias(monitor_file)
     if folds is None:
         # everything that does not need the data is checked before reading it
         model_io.check_format(model_format, params.solver)
         check_output_path(model_file)
         _check_monitor_usage(params, monitor_file, monitor_test_file)
         inputs = [("training file", training_file), ("--monitor-test file", monitor_test_file)]
-        check_not_an_input(("model file", model_file), inputs)
-        check_not_an_input(("--monitor file", monitor_file),
-                           inputs + [("model file", model_file)])
+        check_not_an_input(("model file", named_model), inputs)
+        check_not_an_input(("--monitor file", named_monitor),
+                           inputs + [("model file", named_model)])
     if stream:
         _check_stream_usage(params, training_file, folds, probability, monitor_file)
         from budgetsvm.stream import train_bsgd_stream
