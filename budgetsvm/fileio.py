@@ -152,10 +152,37 @@ def open_input(path, error=DataFormatError):
         if head.startswith(magic):
             if path == "-":
                 return opener(buffered)
+            if not stat.S_ISREG(os.fstat(buffered.fileno()).st_mode):
+                # a pipe (a FIFO, bash's <(command)) cannot be opened again: its first bytes
+                # are in this buffer already. The reader reads on from it and closes it.
+                return io.BufferedReader(_ClosingBoth(opener(buffered), buffered))
             # a reader given a file object leaves it open when it closes: hand it the path
             buffered.close()
             return opener(path)
     return buffered
+
+
+class _ClosingBoth(io.RawIOBase):
+    """A decompressing reader over a file object it does not close (gzip, bz2, xz given a file
+    object), closing that file object with itself."""
+
+    def __init__(self, reader, inner):
+        super().__init__()
+        self._reader, self._inner = reader, inner
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        return self._reader.readinto(buffer)
+
+    def close(self):
+        if not self.closed:
+            try:
+                self._reader.close()
+            finally:
+                self._inner.close()
+        super().close()
 
 
 # The standard descriptors (0, 1, 2) the process was started without (hold_closed_standard_streams)

@@ -412,3 +412,43 @@ def test_count_lines_counts_as_bytes_count(buf, data):
                                                buf.count(b":", 0, length))
     with pytest.raises(ValueError):
         _parse.count_lines(buf, len(buf) + 1)
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])
+def test_a_compressed_pipe_is_read_once(tmp_path, compress):
+    # A pipe holding compressed data (bash's <(command) as /dev/fd/N, or a FIFO): its first
+    # bytes, read to recognise the compression, stay with the decompressing reader. Opening
+    # the path again lost them from a /dev/fd pipe ('corrupt stream') and waited forever for a
+    # second writer on a FIFO (run as a command with a timeout here, so as not to hang).
+    import os
+    import subprocess
+    import sys
+    import threading
+    text = b"".join(b"%d 1:%d 3:0.5\n" % (1 if i % 3 else -1, i) for i in range(2000))
+    plain = write(tmp_path, text.decode())
+    X0, y0 = read_problem(plain)
+    data = compress(text)
+    assert len(data) < 60000                      # fits a pipe's buffer: written up front
+    read_end, write_end = os.pipe()
+    os.write(write_end, data)
+    os.close(write_end)
+    try:
+        X, y = read_problem(f"/dev/fd/{read_end}")
+    finally:
+        os.close(read_end)
+    assert (X != X0).nnz == 0 and np.array_equal(y, y0)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as out:
+            out.write(data)
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    bin_dir = os.path.dirname(sys.executable)
+    result = subprocess.run([os.path.join(bin_dir, "bsvm-train"), "-q", "-s", "dcd", str(fifo),
+                             str(tmp_path / "fifo.model")], capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert subprocess.run([os.path.join(bin_dir, "bsvm-train"), "-q", "-s", "dcd", plain,
+                           str(tmp_path / "plain.model")]).returncode == 0
+    assert (tmp_path / "fifo.model").read_bytes() == (tmp_path / "plain.model").read_bytes()
