@@ -90,6 +90,7 @@ def fit_linear(X, y_index, labels, params, callback=None):
     k = len(labels)
     multiclass = "binary" if k == 2 else "ovr"
     eps = params.effective_eps()
+    max_iter = params.effective_max_iter()
     from budgetsvm import _dcd
     row_norms = _dcd._row_norms(data, indptr)      # once for all one-vs-rest problems
     coef = np.zeros((1 if k == 2 else k, n_features))
@@ -105,11 +106,11 @@ def fit_linear(X, y_index, labels, params, callback=None):
         label, y, C_i = subproblem(y_index, labels, costs, params, r)
         report = None if callback is None else progress.reporter(
             lambda gap, it: ovr_prefix(label, k, progress.done) +
-            f"iter {iteration_text(it, params.effective_max_iter())}  {violation} = {gap:.3g}")
+            f"iter {iteration_text(it, max_iter)}  {violation} = {gap:.3g}")
         seed = sub_seed(params.seed, r)
         start = time.perf_counter()
         res = core(data, indices, indptr, y, C_i, X.shape[1], eps=eps,
-                   max_iter=params.effective_max_iter(), loss=params.loss, seed=seed, callback=report,
+                   max_iter=max_iter, loss=params.loss, seed=seed, callback=report,
                    row_norms=row_norms, **specific)
         seconds = time.perf_counter() - start
         progress.finished()

@@ -26,15 +26,14 @@ class XzStreams(io.RawIOBase):
     stream padding after each (zero bytes, a multiple of four) skipped. lzma.LZMAFile stops at
     padding ("Compressed file ended before the end-of-stream marker was reached") and takes
     anything after the last stream for the end of the file; here padding is read past, and
-    other bytes there are an error, as in xz. ``source``: a path (the reader then owns the file)
-    or a binary file object."""
+    other bytes there are an error, as in xz. ``source``: a binary file object, which it reads
+    and leaves open."""
 
     READ_BYTES = 1 << 20
 
     def __init__(self, source):
         super().__init__()
-        self._owns = not hasattr(source, "read")
-        self._file = open(source, "rb") if self._owns else source
+        self._file = source
         self._stream = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
         self._input = b""          # compressed bytes not given to the decompressor yet
         self._done = False
@@ -87,19 +86,12 @@ class XzStreams(io.RawIOBase):
             raise lzma.LZMAError("the stream padding is not a multiple of four bytes")
         return stripped
 
-    def close(self):
-        if self._owns and not self.closed:
-            self._file.close()
-        super().close()
 
-
-# magic bytes → the decompressing reader, given a file object (stdin) or a path (it then owns
-# the file and closes it with itself)
+# magic bytes → the decompressing reader of a binary file object (which it leaves open)
 _MAGIC = (
-    (b"\x1f\x8b", lambda source: gzip.GzipFile(fileobj=source) if hasattr(source, "read")
-     else gzip.GzipFile(source, "rb")),
+    (b"\x1f\x8b", lambda source: gzip.GzipFile(fileobj=source)),
     (b"BZh", bz2.BZ2File),
-    (b"\xfd7zXZ\x00", lambda source: io.BufferedReader(XzStreams(source), 1 << 20)),
+    (b"\xfd7zXZ\x00", XzStreams),
 )
 DECOMPRESSION_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
 # What writing a file can fail with once it is open: a full disk or quota, the size limit of
@@ -150,25 +142,25 @@ def open_input(path, error=DataFormatError):
     head = buffered.peek(6)[:6]
     for magic, opener in _MAGIC:
         if head.startswith(magic):
-            if path == "-":
-                return opener(buffered)
-            if not stat.S_ISREG(os.fstat(buffered.fileno()).st_mode):
-                # a pipe (a FIFO, bash's <(command)) cannot be opened again: its first bytes
-                # are in this buffer already. The reader reads on from it and closes it.
-                return io.BufferedReader(_ClosingBoth(opener(buffered), buffered))
-            # a reader given a file object leaves it open when it closes: hand it the path
-            buffered.close()
-            return opener(path)
+            # The reader reads on from this buffer, which holds the bytes peeked (a pipe, a
+            # FIFO or bash's <(command), cannot be opened again to read them twice); a file
+            # closes with the reader, standard input stays open.
+            return io.BufferedReader(_Decompressed(opener(buffered),
+                                                   None if path == "-" else buffered),
+                                     DECOMPRESSED_BUFFER_BYTES)
     return buffered
 
 
-class _ClosingBoth(io.RawIOBase):
-    """A decompressing reader over a file object it does not close (gzip, bz2, xz given a file
-    object), closing that file object with itself."""
+DECOMPRESSED_BUFFER_BYTES = 1 << 20
 
-    def __init__(self, reader, inner):
+
+class _Decompressed(io.RawIOBase):
+    """A decompressing reader over a file object it leaves open, closing that file object (when
+    given one) with itself."""
+
+    def __init__(self, reader, owned=None):
         super().__init__()
-        self._reader, self._inner = reader, inner
+        self._reader, self._owned = reader, owned
 
     def readable(self):
         return True
@@ -181,7 +173,8 @@ class _ClosingBoth(io.RawIOBase):
             try:
                 self._reader.close()
             finally:
-                self._inner.close()
+                if self._owned is not None:
+                    self._owned.close()
         super().close()
 
 

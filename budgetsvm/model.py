@@ -363,12 +363,9 @@ def dot_rows(X, start, stop, svT, out=None, norms=True):
     # in |x|^2 for the RBF distance (LIBSVM).
     a_sq = row_sqnorms(A) if norms else None
     if isinstance(svT, UsedColumns):
-        G = (svT.restrict(as_csr(A)) @ svT.matrix).toarray()
-        if out is not None:
-            out[...] = G
-            G = out
-        return np.ascontiguousarray(G, dtype=np.float64), a_sq
-    A_w = with_width(A, width)
+        A_w, svT = svT.restrict(as_csr(A)), svT.matrix
+    else:
+        A_w = with_width(A, width)
     if isinstance(svT, np.ndarray) and A_w.nnz >= DENSE_ROWS_SHARE * A_w.shape[0] * A_w.shape[1]:
         # fairly dense rows: a BLAS matrix product wins
         return np.matmul(A_w.toarray(), svT, out=out), a_sq

@@ -85,6 +85,14 @@ class TrainParams:
             return int(self.max_iter)
         return solvers.get(self.solver).default_max_iter
 
+    def shown_max_iter(self):
+        """The limit a progress display counts iterations against, 0 for none: --max-iter, else
+        the solver's default, except ww's (its gap test ends it long before LIBLINEAR -s 4's
+        100,000 iterations, so a share of that limit would say nothing)."""
+        if self.max_iter is None and self.solver == "ww":
+            return 0
+        return self.effective_max_iter()
+
     def effective_coalesce(self):
         return self.polish != "none" if self.coalesce is None else bool(self.coalesce)
 

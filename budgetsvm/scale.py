@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from budgetsvm._format import format_libsvm_rows_ascii
-from budgetsvm.errors import BsvmError
+from budgetsvm.errors import BsvmError, printable_name
 from budgetsvm.fileio import open_input
 from budgetsvm.io import MAX_INDEX
 
@@ -279,7 +279,7 @@ def dumps_scaling(scaling):
 def load_scaling(path):
     """Read an svm-scale parameter file (or our standardisation file)."""
     stream = open_input(path, error=lambda p, line, msg: ScaleError(
-        f"{'<stdin>' if p == '-' else p}: {msg}"))
+        f"{printable_name(p)}: {msg}"))
     try:
         raw = stream.read()
     finally:

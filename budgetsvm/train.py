@@ -122,16 +122,15 @@ def one_class_model(label, params: TrainParams, n_features):
 def progress_total(params: TrainParams, n_rows, n_classes):
     """What the callback of train() counts up to, for a progress bar: steps (epochs × rows,
     per one-vs-rest model of bsca) for the kernel solvers, outer iterations against --max-iter
-    (per one-vs-rest problem of dcd and acf) for the linear ones; None when --max-iter is 0
-    (unlimited), and for ww without --max-iter: its gap test ends it long before LIBLINEAR's
-    100,000-iteration limit, so a share of that limit would say nothing."""
+    (per one-vs-rest problem of dcd and acf) for the linear ones (TrainParams.shown_max_iter);
+    None when that is 0: unlimited, or ww without --max-iter."""
     binary = n_classes <= 2
     if params.solver == "bsgd":
         return int(params.epochs) * n_rows
     if params.solver == "bsca":
         return int(params.epochs) * n_rows * (1 if binary else n_classes)
-    max_iter = params.effective_max_iter()
-    if not max_iter or (params.solver == "ww" and params.max_iter is None):
+    max_iter = params.shown_max_iter()
+    if not max_iter:
         return None
     return max_iter * (1 if binary or params.solver == "ww" else n_classes)
 

@@ -49,8 +49,7 @@ def train_ww(X, y_index, labels, params, callback=None, *, monitor=None, monitor
     report = None
     if callback is not None:
         from budgetsvm.dcd import iteration_text
-        # the count alone under the default limit, as train.progress_total shows no share of it
-        shown_limit = max_iter if params.max_iter is not None else 0
+        shown_limit = params.shown_max_iter()       # 0 under the default: the count alone
 
         def report(iteration, relative_gap):
             callback(iteration, f"iter {iteration_text(iteration, shown_limit)}  "
