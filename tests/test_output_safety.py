@@ -169,6 +169,35 @@ def test_dev_stdout_as_an_output_is_standard_output(tmp_path, heart, model):
                                           "standard output")
 
 
+def test_grid_outputs_to_dev_stdout_keep_every_line(tmp_path, heart):
+    # bsvm-grid -out /dev/stdout > file: opened by its name, the result file wrote over the
+    # lines printed before it ('best c=1log2c=1 ...'), and -png's rename replaced the file
+    grid = ("bsvm-grid", "-q", "-s", "dcd", "-log2c", "0,1,1", "-v", "2")
+    named = run(*grid, "-out", "named.out", heart, cwd=tmp_path)
+    assert named.returncode == 0
+    expected_results = (tmp_path / "named.out").read_text().splitlines()
+    assert len(expected_results) == 2
+    with open(tmp_path / "redirected", "w") as out:
+        result = run(*grid, "-out", "/dev/stdout", heart, cwd=tmp_path, stdout=out)
+    assert result.returncode == 0, result.stderr
+    lines = (tmp_path / "redirected").read_text().splitlines()
+    # every line the grid prints, and the result lines among them, each whole
+    assert [line for line in lines if line.startswith("log2c=")] == expected_results
+    assert [line for line in lines if not line.startswith("log2c=")] == \
+        named.stdout.splitlines()
+    # a kernel solver, for a plot over C and gamma
+    plot = ("bsvm-grid", "-q", "-log2c", "0,1,1", "-log2g", "-2,-1,1", "-v", "2", "-out", "null",
+            "-png", "/dev/stdout")
+    with open(tmp_path / "plotted", "w") as out:
+        result = run(*plot, heart, cwd=tmp_path, stdout=out)
+    if "needs matplotlib" in result.stderr:
+        pytest.skip("matplotlib is not installed")
+    assert result.returncode == 0, result.stderr
+    written = (tmp_path / "plotted").read_bytes()
+    text, png = written.split(b"\x89PNG\r\n\x1a\n", 1)
+    assert text.decode().startswith("[local] ") and png.endswith(b"IEND\xaeB`\x82")
+
+
 def _default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)     # as a terminal gives it (test_signals.py)
 

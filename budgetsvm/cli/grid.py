@@ -14,7 +14,7 @@ import click
 from budgetsvm import grid
 from budgetsvm.cli.common import run
 from budgetsvm.errors import ParameterError
-from budgetsvm.fileio import check_not_an_input, check_output_path
+from budgetsvm.fileio import check_not_an_input, check_output_path, standard_output_alias
 from budgetsvm.progress import task_progress
 
 USAGE = """\
@@ -167,6 +167,11 @@ def parse_arguments(argv):
     for role, path in (("-out file", options.out), ("-png file", options.png)):
         check_output_path(path)               # before the search, not after it
         check_not_an_input((role, path), [("data file", dataset)])
+    # /dev/stdout after `> file` or `| command` is written as - (fileio.standard_output_alias):
+    # opened by its name, the result lines would overwrite the lines printed before them, and
+    # the plot's atomic rename would replace the redirection's file
+    options.out = standard_output_alias(options.out)
+    options.png = standard_output_alias(options.png)
     if "-resume" in found:
         options.resume = found["-resume"] or f"{title}.out"
         if not os.path.exists(options.resume):

@@ -3,6 +3,7 @@ lists; read back for -resume) and the choice of the best point (grid.py's tie ru
 order, so that it does not depend on which worker finished first)."""
 import os
 import re
+import sys
 
 from budgetsvm.errors import BsvmError
 from budgetsvm.grid.order import Point, _tidy, is_double_exponent
@@ -95,10 +96,14 @@ def _drop_incomplete_line(path):
 
 
 class ResultFile:
-    """The -out file: truncated (or appended to, with -resume), one flushed line per point."""
+    """The -out file: truncated (or appended to, with -resume), one flushed line per point;
+    ``-`` is standard output, among the lines the grid prints there."""
 
     def __init__(self, path, append):
         self.path = path
+        if path == "-":
+            self.file = sys.stdout
+            return
         try:
             if append and os.path.exists(path):
                 _drop_incomplete_line(path)
@@ -117,7 +122,10 @@ class ResultFile:
 
     def close(self):
         try:
-            self.file.close()
+            if self.file is sys.stdout:
+                self.file.flush()
+            else:
+                self.file.close()
         except OSError as exc:
             raise BsvmError(f"{self.path}: cannot write the result file: "
                             f"{exc.strerror or exc}") from None
