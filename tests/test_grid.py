@@ -129,8 +129,11 @@ def test_log2_ranges_beyond_a_double_are_refused(option, text, shown):
 def test_log2_ranges_at_the_edges_of_a_double_are_accepted(text):
     triple = tuple(float(v) for v in text.split(","))
     assert grid.parse_range(text, "-log2g") == triple
-    grid.searched_dimensions(grid.GridOptions(dataset="x", params=TrainParams(solver="bsgd"),
-                                              c_range=triple, g_range=triple))
+    # each with the other range's default (both at -1074,1023,1 are more points than a grid
+    # may have)
+    for ranges in ({"c_range": triple}, {"g_range": triple}):
+        grid.searched_dimensions(grid.GridOptions(dataset="x", params=TrainParams(solver="bsgd"),
+                                                  **ranges))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,6 +293,18 @@ def test_find_parameters_module_api():
     (["-s", "dcd", HEART, "-log2c", "0,1,1"], 2, "-log2c needs a value (the training file "
                                                  "comes last"),
     (["-s", "dcd", "-c", "1", HEART], 2, "Use -log2c and -log2g."),
+    # the glued forms bsvm-train's parser takes (-c.01 searched nothing but gamma at C = 0.01)
+    (["-log2c", "null", "-c.01", HEART], 2, "Use -log2c and -log2g."),
+    (["-s", "dcd", "-c-1", HEART], 2, "Use -log2c and -log2g."),
+    (["-log2c", "null", "-g.001", HEART], 2, "Use -log2c and -log2g."),
+    # each range may have 10,000 values, their product not (10^8 points ran out of memory)
+    (["-log2c", "-1000,1000,0.2", "-log2g", "-1000,1000,0.2", HEART], 2,
+     "the grid has 100020001 points (-log2c x -log2g), more than 100000"),
+    # -png: known before the search, not warned about after it
+    (["-s", "dcd", "-log2c", "0,1,1", "-png", "p.png", HEART], 2,
+     "-png needs a search over both C and gamma"),
+    (["-log2c", "0,1,1", "-log2g", "0,0,1", "-png", "p.png", HEART], 2,
+     "-png needs a search over both C and gamma, with at least two values of each"),
     (["-s", "dcd", "--budget", "10,20", HEART], 2, "--budget"),
     (["-s", "dcd", "-resume", "missing.out", HEART], 2, "missing.out"),
     (["-s", "dcd", "-out", "null", "no-such-file"], 1, "no-such-file"),
@@ -491,9 +506,12 @@ def test_local_worker_killed_mid_search(reference_lines, tmp_path, capsys):
 
     out = tmp_path / "killed-local.out"
     options = parse_arguments([str(a) for a in GRID_ARGS + ["-j", 2, "-out", out, HEART]])
-    result = grid.run_grid(options, emit=lambda line: None, on_result=kill_once)
+    warnings = []
+    result = grid.run_grid(options, emit=lambda line: None, on_result=kill_once,
+                           warn=warnings.append)
     assert killed
-    assert "a worker process died" in capsys.readouterr().err
+    assert any(line.startswith("warning: a worker process died") for line in warnings)
+    assert capsys.readouterr().err == ""              # it goes through warn (off with -q)
     assert out_lines(out) == reference_lines
     assert len(result.computed) == len(reference_lines)
 
@@ -506,3 +524,131 @@ def test_unreachable_scheduler_keeps_the_out_file(tmp_path, capsys):
                                   "--connect-timeout", 1, "-out", out, HEART], capsys)
     assert status == 1 and lines == []
     assert out.read_text() == "log2c=1 rate=80.0\n"
+
+
+def test_plot_never_replaces_the_results(tmp_path):
+    # -png naming the -out file (also the default <dataset>.out) or the -resume file wrote the
+    # plot over the results, exit 0
+    data = tmp_path / "heart"
+    data.write_bytes(__import__("lzma").open(HEART).read())
+    (tmp_path / "r.out").write_text("log2c=0 log2g=-1 rate=50\n")
+    grid_args = ["-log2c", "0,1,1", "-log2g", "-2,-1,1", "-v", "2"]
+    for extra, role in [(["-out", "x.out", "-png", "x.out"], "-out file"),
+                        (["-png", "heart.out"], "-out file"),
+                        (["-out", "o.out", "-resume", "r.out", "-png", "r.out"], "-resume file")]:
+        proc = subprocess.run([str(BIN / "bsvm-grid"), *grid_args, *extra, "heart"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip().endswith(f"is the {role}: refusing to overwrite it with the "
+                                            "-png file"), proc.stderr
+        assert proc.stdout == ""
+    assert (tmp_path / "r.out").read_text() == "log2c=0 log2g=-1 rate=50\n"
+
+
+def test_png_without_matplotlib_fails_before_the_search(tmp_path):
+    stub = tmp_path / "stub" / "matplotlib"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(stub.parent)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run([str(BIN / "bsvm-grid"), "-log2c", "0,1,1", "-log2g", "-2,-1,1",
+                           "-out", "g.out", "-png", "g.png", str(HEART)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip() == "-png needs matplotlib (pip install 'budgetsvm[plot]')"
+    assert proc.stdout == "" and not (tmp_path / "g.out").exists()
+
+
+def test_a_failed_search_leaves_the_result_file_as_it_was(tmp_path):
+    # every point fails (an overflowing kernel): the -out file of an earlier run was emptied
+    # before any point had a rate
+    out = tmp_path / "keep.out"
+    out.write_text("log2c=1 log2g=-3 rate=80\n")
+    proc = run_subprocess(["-log2c", "5,5,1", "-log2g", "-1,-1,1", "-v", "3", "-out", out,
+                           "-t", "1", "-d", "2147483647", "--maintenance", "removal", HEART])
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("grid search: no point has a rate")
+    assert out.read_text() == "log2c=1 log2g=-3 rate=80\n"
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_pipe_as_the_data_file_with_worker_processes(tmp_path, jobs):
+    # /dev/stdin (or bash's <(command), a FIFO): the workers reopened the path, which gave
+    # 135 lines of tracebacks ('/dev/stdin: no data') and emptied -out; a FIFO hung
+    args = ["-s", "dcd", "-log2c", "-1,3,2", "-v", "3", "-j", jobs]
+    regular = run_subprocess(args + ["-out", tmp_path / "regular.out", HEART])
+    assert regular.returncode == 0, regular.stderr
+    text = __import__("lzma").open(HEART).read()
+    exe = BIN / "bsvm-grid"
+    piped = subprocess.run([str(exe), *args, "-out", str(tmp_path / "piped.out"), "/dev/stdin"],
+                           input=text, capture_output=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stderr == b""
+    assert out_lines(tmp_path / "piped.out") == out_lines(tmp_path / "regular.out")
+    assert piped.stdout.decode().splitlines()[-1] == regular.stdout.splitlines()[-1]
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    process = subprocess.Popen([str(exe), *args, "-out", "null", str(fifo)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with open(fifo, "wb") as writer:
+        writer.write(text)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert out.decode().splitlines()[-1] == regular.stdout.splitlines()[-1]
+
+
+def test_resumed_lines_of_another_search_are_never_the_best(tmp_path):
+    # a rate above 100, log2c=nan (read as a line without C), or a line without a searched
+    # dimension ('rate=99', 'log2c=1 rate=99' in a C x gamma search) became the best point
+    P = grid.Point
+    assert grid.parse_result_line("log2c=nan log2g=-3 rate=99") is None
+    assert grid.parse_result_line("log2c=1 log2g=-3 rate=184.5") is None
+    assert grid.parse_result_line("log2c=1 budget=0 rate=5") is None
+    assert grid.parse_result_line("log2c=1 log2g=-3 rate=100") == (P(1, -3, None), 100.0)
+    resume = tmp_path / "r.out"
+    resume.write_text("rate=99\nlog2c=nan log2g=-3 rate=99\nlog2c=1 log2g=-3 rate=184.5\n"
+                      "log2c=1 rate=99\n")
+    args = ["-log2c", "-1,1,2", "-log2g", "-3,-1,2", "-v", "3", "-out", "null"]
+    fresh = run_subprocess(args + [HEART])
+    resumed = run_subprocess(args + ["-resume", resume, HEART])
+    assert fresh.returncode == 0 and resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.splitlines()[-2:] == fresh.stdout.splitlines()[-2:]
+    assert "[resumed]" not in resumed.stdout
+    assert resumed.stderr.strip() == (
+        f"warning: {resume}: 2 line(s) are not points of this search (other dimensions, e.g. "
+        "'rate=99.0'); ignored")
+
+
+def test_grid_options_as_bsvm_train_takes_them():
+    # -v3 and -j2 glued (bsvm-train -v3 works; bsvm-grid said "No such option '-v'"); the last
+    # --budget wins, a list or a single budget (a later --budget 20 was ignored)
+    options = parse_arguments(["-v3", "-j2", "-log2c", "0,1,1", str(HEART)])
+    assert options.fold == 3 and options.jobs == 2
+    options = parse_arguments(["--budget", "5,10", "--budget", "20", str(HEART)])
+    assert options.budgets is None and options.params.budget == 20
+    options = parse_arguments(["--budget", "20", "--budget", "5,10", str(HEART)])
+    assert options.budgets == [5, 10] and options.params.budget != 20
+    # steps below the values' resolution: each point once (101 jobs were 11 points)
+    assert grid.range_f(0, 1e-9, 1e-11) == [0.0, 1e-10, 2e-10, 3e-10, 4e-10, 5e-10, 6e-10,
+                                            7e-10, 8e-10, 9e-10, 1e-09]
+
+
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)     # as a terminal gives it
+
+
+@pytest.mark.parametrize("delay", [0.6, 0.9])
+def test_ctrl_c_while_the_workers_start_is_one_line(tmp_path, delay):
+    # Ctrl-C reaches the whole process group: workers still starting Python printed their own
+    # 'interrupted' (or a KeyboardInterrupt traceback) besides the parent's
+    process = subprocess.Popen([str(BIN / "bsvm-grid"), "-j", "2", "-v", "3", "-out", "g.out",
+                                str(HEART)], cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=_default_sigint)
+    threading.Event().wait(delay)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    if process.returncode == 0:
+        pytest.skip("the search had finished before the signal")
+    assert process.returncode == 130, err
+    assert err.strip() == "interrupted"

@@ -78,6 +78,19 @@ def _budgets(text):
     return values
 
 
+def _without_option(argv, name):
+    """argv without the occurrences of option ``name`` and their values."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == name:
+            skip = True
+        else:
+            kept.append(arg)
+    return kept
+
+
 def split_arguments(argv):
     """(grid option dict, pass-through argv, dataset) from bsvm-grid's argv."""
     argv = list(argv)
@@ -93,8 +106,11 @@ def split_arguments(argv):
     while i < len(options):
         arg = options[i]
         name, eq, glued = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if name in ("-c", "-g") or (arg[:2] in ("-c", "-g") and arg[2:3].isdigit()):
+        if arg[:2] in ("-c", "-g") and name not in _GRID_WITH_VALUE:
+            # -c 5, and the glued forms bsvm-train's parser takes (-c5, -c.01, -c+1, -g-1)
             raise ParameterError("Use -log2c and -log2g.")
+        if arg[:2] in ("-v", "-j") and len(arg) > 2 and arg[2:].lstrip("+-").isdigit():
+            name, eq, glued = arg[:2], "=", arg[2:]          # -v3, -j2 as bsvm-train's -v3
         if name == "-resume":
             if i + 1 < len(options) and not options[i + 1].startswith("-"):
                 found["-resume"] = options[i + 1]
@@ -112,8 +128,11 @@ def split_arguments(argv):
                 raise ParameterError(f"{name} needs a value (the training file comes last, "
                                      f"after every option, as in grid.py)")
             if name == "--budget":
+                # the last --budget wins, a list or a single budget (bsvm-train's --budget)
                 budgets = _budgets(value)
-                if len(budgets) == 1:          # a single budget: bsvm-train's --budget
+                found.pop(name, None)
+                passthrough = _without_option(passthrough, "--budget")
+                if len(budgets) == 1:
                     passthrough += ["--budget", str(budgets[0])]
                 else:
                     found[name] = budgets
@@ -164,18 +183,22 @@ def parse_arguments(argv):
     out = found.get("-out", f"{title}.out")
     options.out = None if out == "null" else out
     options.png = found.get("-png")
+    if "-resume" in found:
+        options.resume = found["-resume"] or f"{title}.out"
+        if not os.path.exists(options.resume):
+            raise ParameterError(f"-resume: file for resumption not found: {options.resume}")
     for role, path in (("-out file", options.out), ("-png file", options.png)):
         check_output_path(path)               # before the search, not after it
         check_not_an_input((role, path), [("data file", dataset)])
+    # the plot must not replace the results read (-resume) or written (-out; with -resume it is
+    # appended to, so it may be the -resume file)
+    check_not_an_input(("-png file", options.png), [("-resume file", options.resume)])
     # /dev/stdout after `> file` or `| command` is written as - (fileio.standard_output_alias):
     # opened by its name, the result lines would overwrite the lines printed before them, and
     # the plot's atomic rename would replace the redirection's file
     options.out = standard_output_alias(options.out)
     options.png = standard_output_alias(options.png)
-    if "-resume" in found:
-        options.resume = found["-resume"] or f"{title}.out"
-        if not os.path.exists(options.resume):
-            raise ParameterError(f"-resume: file for resumption not found: {options.resume}")
+    check_not_an_input(("-png file", options.png), [("-out file", options.out)])
     options.budgets = found.get("--budget")
     if "-j" in found or "--jobs" in found:
         options.jobs = _int("-j", found.get("-j", found.get("--jobs")), 1)

@@ -7,6 +7,9 @@ from budgetsvm.errors import ParameterError
 
 DEFAULT_LOG2C = (-5.0, 15.0, 2.0)
 DEFAULT_LOG2G = (3.0, -15.0, -2.0)
+# At most this many points in a grid (each range may have 10,000 values, their product not):
+# 10^8 points would take gigabytes before the first one ran.
+MAX_POINTS = 100_000
 
 Point = collections.namedtuple("Point", "log2c log2g budget")
 Point.__doc__ = "One grid point: log2 C, log2 gamma and budget (None for a dimension not searched)."
@@ -80,7 +83,9 @@ def range_f(begin, end, step):
             break
         if step < 0 and value < end - 1e-9 * abs(step):
             break
-        seq.append(_tidy(value))
+        value = _tidy(value)
+        if not seq or value != seq[-1]:     # steps below _tidy's resolution: each value once
+            seq.append(value)
         k += 1
     return seq
 
@@ -123,6 +128,15 @@ def calculate_jobs(c_range, g_range):
             jobs.append([(c_seq[k], g_seq[j]) for k in range(i)])
             j += 1
     return jobs
+
+
+def count_points(c_range, g_range, budgets=None):
+    """How many points the grid has (job_points without building them)."""
+    count = 1
+    for log2_range in (c_range, g_range):
+        if log2_range is not None:
+            count *= len(range_f(*log2_range))
+    return count * max(len(set(budgets or ())), 1)
 
 
 def job_points(c_range, g_range, budgets=None):

@@ -40,14 +40,16 @@ def format_result(point, rate):
 
 
 _RATE = re.compile(r"rate=([0-9.]+)")
-_LOG2C = re.compile(r"log2c=([0-9.eE+-]+)")
-_LOG2G = re.compile(r"log2g=([0-9.eE+-]+)")
-_BUDGET = re.compile(r"budget=([0-9]+)")
+# a key's whole value, so that log2c=nan is an unreadable value, not a line without log2c
+_LOG2C = re.compile(r"log2c=(\S+)")
+_LOG2G = re.compile(r"log2g=(\S+)")
+_BUDGET = re.compile(r"budget=(\S+)")
 
 
 def parse_result_line(line):
-    """(Point, rate) from a .out line, or None for a line without a rate (grid.py's regexes) or
-    with a log2 value no grid has (2^x not a positive finite double, check_exponents)."""
+    """(Point, rate) from a .out line, or None for a line without a rate (grid.py's regexes),
+    with a rate outside 0..100, or with a value no grid has (2^x not a positive finite double,
+    check_exponents; a budget that is not a positive integer)."""
     rate = _RATE.search(line)
     if not rate:
         return None
@@ -58,11 +60,14 @@ def parse_result_line(line):
         point = Point(_tidy(float(c.group(1))) if c else None,
                       _tidy(float(g.group(1))) if g else None,
                       int(b.group(1)) if b else None)
-        if not all(is_double_exponent(x) for x in point[:2] if x is not None):
-            return None
-        return point, float(rate.group(1))
+        value = float(rate.group(1))
     except ValueError:
         return None
+    if not all(is_double_exponent(x) for x in point[:2] if x is not None):
+        return None
+    if (point.budget is not None and point.budget < 1) or not 0.0 <= value <= 100.0:
+        return None
+    return point, value
 
 
 def read_results(path):
@@ -97,22 +102,29 @@ def _drop_incomplete_line(path):
 
 class ResultFile:
     """The -out file: truncated (or appended to, with -resume), one flushed line per point;
-    ``-`` is standard output, among the lines the grid prints there."""
+    ``-`` is standard output, among the lines the grid prints there. The file is opened at the
+    first line, so that a run that fails or is interrupted before any point has a rate leaves
+    an existing file as it was."""
 
     def __init__(self, path, append):
         self.path = path
-        if path == "-":
-            self.file = sys.stdout
-            return
+        self.append = append
+        self.file = None
+
+    def _open(self):
+        if self.path == "-":
+            return sys.stdout
         try:
-            if append and os.path.exists(path):
-                _drop_incomplete_line(path)
-            self.file = open(path, "a" if append else "w", encoding="utf-8")
+            if self.append and os.path.exists(self.path):
+                _drop_incomplete_line(self.path)
+            return open(self.path, "a" if self.append else "w", encoding="utf-8")
         except OSError as exc:
-            raise BsvmError(f"{path}: cannot write the result file: "
+            raise BsvmError(f"{self.path}: cannot write the result file: "
                             f"{exc.strerror or exc}") from None
 
     def write(self, point, rate):
+        if self.file is None:
+            self.file = self._open()
         try:
             self.file.write(format_result(point, rate) + "\n")
             self.file.flush()
@@ -124,7 +136,7 @@ class ResultFile:
         try:
             if self.file is sys.stdout:
                 self.file.flush()
-            else:
+            elif self.file is not None:
                 self.file.close()
         except OSError as exc:
             raise BsvmError(f"{self.path}: cannot write the result file: "

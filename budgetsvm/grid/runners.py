@@ -3,6 +3,7 @@
 processes that read the data file once each (-j N), or a Dask cluster."""
 import dataclasses
 import os
+import signal
 import sys
 import uuid
 
@@ -79,14 +80,23 @@ _WORKER = {}
 
 
 def _pool_init(source, zero_based, nr_fold, seed):
-    """Pool initializer: load the data once (a path is read here; stdin data arrive pickled)."""
+    """Pool initializer: load the data once (a regular file is read here; the data of stdin or
+    a pipe arrive pickled). Ctrl-C is left to the parent, which stops the workers; a file that
+    cannot be read (changed since the parent read it) is the error of every task, raised in
+    the parent as one line, where an exception here would break the pool with a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)       # also if started with Ctrl-C unblocked
     if isinstance(source, str):
-        _WORKER["data"] = load_source(source, zero_based, nr_fold, seed)
+        try:
+            _WORKER["data"] = load_source(source, zero_based, nr_fold, seed)
+        except BsvmError as exc:
+            _WORKER["error"] = exc
     else:
         _WORKER["data"] = source
 
 
 def _pool_task(params, fold):
+    if "error" in _WORKER:
+        raise _WORKER["error"]
     X, y, fold_of_row = _WORKER["data"]
     return fold_outcome(X, y, fold_of_row, params, fold), "local"
 
@@ -129,11 +139,13 @@ class PoolRunner:
     pool initializer. A pool that breaks (a worker killed) is rebuilt and its unfinished tasks
     resubmitted, up to ``retries`` times."""
 
-    def __init__(self, n_workers, source, zero_based, nr_fold, seed, retries=DEFAULT_RETRIES):
+    def __init__(self, n_workers, source, zero_based, nr_fold, seed, retries=DEFAULT_RETRIES,
+                 warn=None):
         self.n_workers = n_workers
         self.initargs = (source, zero_based, nr_fold, seed)
         self.retries = retries
         self.executor = None
+        self.warn = warn or (lambda line: print(line, file=sys.stderr))
 
     def _start(self):
         import concurrent.futures
@@ -149,7 +161,16 @@ class PoolRunner:
         failures = 0
         while pending:
             self._start()
-            futures = {self.executor.submit(_pool_task, *tasks[i]): i for i in sorted(pending)}
+            # The workers start with Ctrl-C blocked (a signal mask is inherited): it reaches the
+            # whole process group, and a worker still starting Python would print a traceback
+            # of its own. The parent stops them (close(abort=True)); a Ctrl-C that arrives
+            # here is delivered to the parent once unblocked.
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                futures = {self.executor.submit(_pool_task, *tasks[i]): i
+                           for i in sorted(pending)}
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             try:
                 for future in concurrent.futures.as_completed(futures):
                     index = futures[future]
@@ -162,8 +183,8 @@ class PoolRunner:
                 if failures > self.retries:
                     raise BsvmError("grid search: local worker processes died "
                                     f"{failures} times; giving up") from None
-                print(f"warning: a worker process died; restarting the pool for "
-                      f"{len(pending)} unfinished tasks", file=sys.stderr)
+                self.warn(f"warning: a worker process died; restarting the pool for "
+                          f"{len(pending)} unfinished tasks")
             finally:
                 if self.executor is not None and not pending:
                     self.close()

@@ -2,13 +2,14 @@
 lines of grid.py, the threads each training gets, and the checks made before any work."""
 import dataclasses
 import os
+import stat
 import sys
 
 from budgetsvm import solvers
-from budgetsvm.errors import ParameterError, TrainingDiverged
+from budgetsvm.errors import BsvmError, ParameterError, TrainingDiverged
 from budgetsvm.labels import group_classes
-from budgetsvm.grid.order import (DEFAULT_LOG2C, DEFAULT_LOG2G, Point, check_exponents,
-                                  job_points)
+from budgetsvm.grid.order import (DEFAULT_LOG2C, DEFAULT_LOG2G, MAX_POINTS, Point,
+                                  check_exponents, count_points, job_points, range_f)
 from budgetsvm.grid.plot import plot_contour
 from budgetsvm.grid.results import (ResultFile, best_values, better, format_rate, format_result,
                                     format_value, point_fields, read_results, select_best)
@@ -77,6 +78,11 @@ def searched_dimensions(options):
     if budgets and not solvers.is_kernel(p.solver):
         raise ParameterError(f"--budget lists apply to the budgeted solvers "
                              f"({', '.join(solvers.names('kernel'))}), not to -s {p.solver}")
+    n_points = count_points(c_range, g_range, budgets)
+    if n_points > MAX_POINTS:
+        raise ParameterError(f"the grid has {n_points} points (-log2c x -log2g"
+                             f"{' x --budget' if budgets else ''}), more than {MAX_POINTS}; "
+                             "use fewer values")
     if c_range is None and g_range is None and not budgets:
         raise ParameterError("-log2c and -log2g should not be null simultaneously"
                              if not linear_solver else
@@ -161,7 +167,17 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     if options.scheduler and client is None:
         check_scheduler_address(options.scheduler)      # before the data are read
     order = job_points(c_range, g_range, budgets)
+    if options.png:
+        check_plot(c_range, g_range)                    # not after the whole search
     resumed = read_results(options.resume) if options.resume else {}
+    foreign = [p for p in resumed if not _same_dimensions(p, c_range, g_range, budgets)]
+    if foreign:
+        # a line of another search (log2c=1 rate=99 in a C x gamma search): never a best point
+        # that lacks a searched value
+        warn(f"warning: {options.resume}: {len(foreign)} line(s) are not points of this search "
+             f"(other dimensions, e.g. '{format_result(foreign[0], resumed[foreign[0]])}'); "
+             "ignored")
+        resumed = {p: rate for p, rate in resumed.items() if p not in foreign}
 
     if X is None:
         from budgetsvm.io import read_problem
@@ -187,14 +203,10 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     results = dict(resumed)
     computed = []
     failed = {}                # a point whose training diverged: its reason, and no rate
-    # the runner first: a scheduler that does not answer must not clobber an existing -out file
-    runner = _make_runner(options, X, y, fold_of_row, len(todo), client) if todo else None
-    try:
-        out = ResultFile(options.out, append=bool(options.resume)) if options.out else None
-    except BaseException:
-        if runner:
-            runner.close(abort=True)
-        raise
+    runner = _make_runner(options, X, y, fold_of_row, len(todo), client, warn) if todo else None
+    # opened at the first result: a run that fails or is interrupted before any point has a
+    # rate leaves an existing -out file as it was
+    out = ResultFile(options.out, append=bool(options.resume)) if options.out else None
     try:
         best_point, best_rate = None, -1.0
         for point in resumed:                       # grid.py lists resumed points first
@@ -214,38 +226,38 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
             best_point, best_rate = select_best(results, order)
             if progress:
                 progress(0, len(todo), _best_info(best_point, best_rate))
-            try:
-                for index, n_correct, worker in runner.run(tasks):
-                    k = index // options.fold
-                    if isinstance(n_correct, str):
-                        reason[k] = reason[k] or n_correct
-                    else:
-                        correct[k] += n_correct
-                    remaining[k] -= 1
-                    folds_done += 1
-                    if remaining[k] == 0 and reason[k]:
-                        # never a rate from a diverged model: the point is an error line, it is
-                        # not written to the result file (-resume computes it again)
-                        failed[todo[k]] = reason[k]
-                        emit(failed_line(worker, todo[k], reason[k], best_point, best_rate))
-                    elif remaining[k] == 0:
-                        point = todo[k]
-                        rate = rate_from_correct(correct[k], len(y))
-                        results[point] = rate
-                        computed.append(point)
-                        if out:
-                            out.write(point, rate)
-                        best_point, best_rate = select_best(results, order)
-                        emit(point_line(worker, point, rate, best_point, best_rate))
-                        if on_result:
-                            on_result(point, rate)
-                    if progress:
-                        progress(folds_done / options.fold, len(todo),
-                                 _best_info(best_point, best_rate))
-            except BaseException:
-                runner.close(abort=True)
-                raise
+            for index, n_correct, worker in runner.run(tasks):
+                k = index // options.fold
+                if isinstance(n_correct, str):
+                    reason[k] = reason[k] or n_correct
+                else:
+                    correct[k] += n_correct
+                remaining[k] -= 1
+                folds_done += 1
+                if remaining[k] == 0 and reason[k]:
+                    # never a rate from a diverged model: the point is an error line, it is
+                    # not written to the result file (-resume computes it again)
+                    failed[todo[k]] = reason[k]
+                    emit(failed_line(worker, todo[k], reason[k], best_point, best_rate))
+                elif remaining[k] == 0:
+                    point = todo[k]
+                    rate = rate_from_correct(correct[k], len(y))
+                    results[point] = rate
+                    computed.append(point)
+                    if out:
+                        out.write(point, rate)
+                    best_point, best_rate = select_best(results, order)
+                    emit(point_line(worker, point, rate, best_point, best_rate))
+                    if on_result:
+                        on_result(point, rate)
+                if progress:
+                    progress(folds_done / options.fold, len(todo),
+                             _best_info(best_point, best_rate))
             runner.close()
+    except BaseException:
+        if runner:
+            runner.close(abort=True)
+        raise
     finally:
         if out:
             out.close()
@@ -277,13 +289,44 @@ def _check_solver(solver):
     check_solver(solver)
 
 
-def _make_runner(options, X, y, fold_of_row, n_points, client):
+def _same_dimensions(point, c_range, g_range, budgets):
+    """Whether a (resumed) point has a value for exactly the dimensions searched."""
+    return ((point.log2c is None) == (c_range is None)
+            and (point.log2g is None) == (g_range is None)
+            and (point.budget is None) == (not budgets))
+
+
+def check_plot(c_range, g_range):
+    """Before the search: -png needs at least two values of both log2 C and log2 gamma, and
+    matplotlib."""
+    if c_range is None or g_range is None or len(range_f(*c_range)) < 2 or \
+            len(range_f(*g_range)) < 2:
+        raise ParameterError("-png needs a search over both C and gamma, with at least two "
+                             "values of each")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise BsvmError("-png needs matplotlib (pip install 'budgetsvm[plot]')") from None
+
+
+def _regular_file(path):
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _make_runner(options, X, y, fold_of_row, n_points, client, warn):
+    # Workers read the data file themselves only when it can be read again: a pipe, a FIFO or
+    # bash's <(command) was read once, by this process, and its data are sent instead.
+    rereadable = options.dataset != "-" and _regular_file(options.dataset)
     if options.scheduler or client is not None:
         own = client is None
+        if options.shared_path and not rereadable:
+            raise ParameterError("--shared-path needs a regular data file, not standard input "
+                                 "or a pipe")
         if own:
             client = connect_dask(options.scheduler, options.connect_timeout)
-        if options.shared_path and options.dataset == "-":
-            raise ParameterError("--shared-path needs a data file, not stdin")
         return DaskRunner(client, (X, y, fold_of_row), options.dataset, options.zero_based,
                           options.fold, shared_path=options.shared_path,
                           retries=options.retries, own_client=own)
@@ -291,6 +334,6 @@ def _make_runner(options, X, y, fold_of_row, n_points, client):
     jobs = min(jobs, n_points * options.fold)
     if jobs <= 1:
         return InlineRunner(X, y, fold_of_row)
-    source = options.dataset if options.dataset != "-" else (X, y, fold_of_row)
+    source = options.dataset if rereadable else (X, y, fold_of_row)
     return PoolRunner(jobs, source, options.zero_based, options.fold, options.params.seed,
-                      retries=options.retries)
+                      retries=options.retries, warn=warn)
