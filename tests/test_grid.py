@@ -293,6 +293,9 @@ def test_find_parameters_module_api():
     (["-s", "dcd", HEART, "-log2c", "0,1,1"], 2, "-log2c needs a value (the training file "
                                                  "comes last"),
     (["-s", "dcd", "-c", "1", HEART], 2, "Use -log2c and -log2g."),
+    # the value of the last option taken for the data file: say so, not only what click saw
+    (["-s", "dcd", HEART, "-B", "1"], 2, "Option '-B' requires an argument (the training file "
+                                         "comes last, after every option, as in grid.py)"),
     # the glued forms bsvm-train's parser takes (-c.01 searched nothing but gamma at C = 0.01)
     (["-log2c", "null", "-c.01", HEART], 2, "Use -log2c and -log2g."),
     (["-s", "dcd", "-c-1", HEART], 2, "Use -log2c and -log2g."),
@@ -624,6 +627,9 @@ def test_grid_options_as_bsvm_train_takes_them():
     # --budget wins, a list or a single budget (a later --budget 20 was ignored)
     options = parse_arguments(["-v3", "-j2", "-log2c", "0,1,1", str(HEART)])
     assert options.fold == 3 and options.jobs == 2
+    # -resume=path ('Invalid value for -r'), and the other grid words with =
+    options = parse_arguments(["-resume=" + str(HEART), "-log2c=0,1,1", str(HEART)])
+    assert options.resume == str(HEART) and options.c_range == (0.0, 1.0, 1.0)
     options = parse_arguments(["--budget", "5,10", "--budget", "20", str(HEART)])
     assert options.budgets is None and options.params.budget == 20
     options = parse_arguments(["--budget", "20", "--budget", "5,10", str(HEART)])

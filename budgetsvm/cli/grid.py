@@ -105,14 +105,18 @@ def split_arguments(argv):
     i = 0
     while i < len(options):
         arg = options[i]
-        name, eq, glued = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        name, eq, glued = arg.partition("=")
+        if not arg.startswith("--") and name not in _GRID_WITH_VALUE | {"-resume"}:
+            name, eq, glued = arg, "", ""      # -w1=2 and such pass through whole
         if arg[:2] in ("-c", "-g") and name not in _GRID_WITH_VALUE:
             # -c 5, and the glued forms bsvm-train's parser takes (-c5, -c.01, -c+1, -g-1)
             raise ParameterError("Use -log2c and -log2g.")
         if arg[:2] in ("-v", "-j") and len(arg) > 2 and arg[2:].lstrip("+-").isdigit():
             name, eq, glued = arg[:2], "=", arg[2:]          # -v3, -j2 as bsvm-train's -v3
         if name == "-resume":
-            if i + 1 < len(options) and not options[i + 1].startswith("-"):
+            if eq:
+                found["-resume"] = glued
+            elif i + 1 < len(options) and not options[i + 1].startswith("-"):
                 found["-resume"] = options[i + 1]
                 i += 1
             else:
@@ -161,9 +165,16 @@ def training_params(passthrough):
     from budgetsvm.cli.train import given_options, params_from_options
     from budgetsvm.params import option_notices
     command = _training_parser()
-    with command.make_context("bsvm-grid", list(passthrough)) as ctx:
-        params = params_from_options(ctx.params)
-        notices = option_notices(params.solver, *given_options(ctx))
+    try:
+        with command.make_context("bsvm-grid", list(passthrough)) as ctx:
+            params = params_from_options(ctx.params)
+            notices = option_notices(params.solver, *given_options(ctx))
+    except click.BadOptionUsage as exc:
+        # `bsvm-grid heart -B 1`: the last word was taken for the data file
+        if passthrough and passthrough[-1] == exc.option_name:
+            exc.message = (exc.message.rstrip(".") + " (the training file comes last, after "
+                           "every option, as in grid.py)")
+        raise
     return params, notices
 
 
