@@ -136,7 +136,13 @@ def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monit
                 if k > 2:
                     row["model"] = c
                 monitor(row) if serial else rows[c].append(row)
-        mt = None if test is None else (test[0], np.where(test[1] == c, 1, -1))
+        mt = None
+        if test is not None:
+            # ±1 of this model's class against the rest; binary, a test row of a label the
+            # training data lack (index −1) is 0, an error whatever the model predicts (for
+            # k > 2 it is one of the rest, as the class-vs-rest task has it)
+            mt = (test[0], np.where(test[1] == c, 1, -1 if k > 2 else
+                                    np.where(test[1] == 1, -1, 0)))
         label = labels[c]
         report = None if callback is None else progress.reporter(
             lambda text, steps: ovr_prefix(label, k, progress.done) + text)

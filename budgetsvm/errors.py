@@ -47,5 +47,10 @@ class OneClassWarning(UserWarning):
     bsvm-train -q silences it, as svm-train -q silences LIBSVM's warning."""
 
 
+class StreamOrderWarning(UserWarning):
+    """--stream buffers that held a single class (the file sorted by label?): a diagnostic,
+    which bsvm-train -q silences."""
+
+
 class TrainingDiverged(BsvmError):
     """Training produced a model with NaN or infinite values: it is never saved or scored."""

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from budgetsvm import threads
-from budgetsvm.errors import BsvmError, DataFormatError
+from budgetsvm.errors import BsvmError, DataFormatError, StreamOrderWarning
 from budgetsvm.io import map_problem_chunks
 from budgetsvm.labels import group_classes
 
@@ -197,7 +197,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     if single_class:
         warnings.warn(f"{single_class} of {n_buffers} stream buffers held a single class: is "
                       f"{path} sorted by label? Streaming shuffles only within a buffer; "
-                      "shuffle the file first", stacklevel=2)
+                      "shuffle the file first", StreamOrderWarning, stacklevel=2)
     sv, A, _, _ = store.export()
     info = bsgd_info(store, res, seconds, maintenance_seconds, gamma)
     info.update(n_buffers=n_buffers, single_class_buffers=single_class)

@@ -266,3 +266,97 @@ def test_libsvm_predict_agrees_with_exported_bsgd_model(tmp_path):
     y, x = svmutil.svm_read_problem(str(plain))
     theirs, _, _ = svmutil.svm_predict(y, x, svmutil.svm_load_model(str(model)), "-q")
     np.testing.assert_array_equal(np.loadtxt(ours), theirs)
+
+
+# ---------------------------------------------------------------------------------------------
+# --monitor, -v and warnings (found by a review)
+
+def _heart_text():
+    return __import__("lzma").open(DATA / "heart_scale.xz").read()
+
+
+def _test_accuracy(csv):
+    lines = csv.read_text().splitlines()
+    column = lines[0].split(",").index("test_accuracy")
+    return [float(line.split(",")[column]) for line in lines[1:]]
+
+
+@pytest.mark.parametrize("solver", ["bsgd", "bsca"])
+def test_monitor_test_rows_of_unknown_labels_are_errors(tmp_path, solver):
+    # bsca counted a test row whose label the training data lack as its negative class
+    heart = tmp_path / "heart"
+    heart.write_bytes(_heart_text())
+    other = tmp_path / "label5"
+    other.write_text("".join("5" + line[line.index(" "):] + "\n"
+                             for line in heart.read_text().splitlines()))
+    result = run("bsvm-train", "-q", "-s", solver, "--epochs", "2", "--monitor", "m.csv",
+                 "--monitor-test", other, heart, "m", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert _test_accuracy(tmp_path / "m.csv") == [0.0, 0.0]
+
+
+def test_monitor_test_reads_zero_based_files_as_the_training_file(tmp_path):
+    # --monitor-test ignored --zero-based: its 1-based reading shifted every feature
+    text = _heart_text().decode()
+    zero = "".join(" ".join([line.split()[0]] + [f"{int(i) - 1}:{v}" for i, v in
+                                                 (f.split(":") for f in line.split()[1:])])
+                   + "\n" for line in text.splitlines())
+    (tmp_path / "heart0").write_text(zero)
+    result = run("bsvm-train", "-q", "--polish", "none", "--epochs", "2", "--zero-based",
+                 "--monitor", "m.csv", "--monitor-test", "heart0", "heart0", "m", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    predicted = run("bsvm-predict", "--zero-based", "heart0", "m", "p", cwd=tmp_path)
+    correct, total = map(int, re.search(r"\((\d+)/(\d+)\)", predicted.stdout.decode()).groups())
+    # the last epoch's iterate is the model (--polish none)
+    assert _test_accuracy(tmp_path / "m.csv")[-1] == pytest.approx(correct / total)
+
+
+def test_monitor_and_model_cannot_both_be_standard_output(tmp_path):
+    heart = tmp_path / "heart"
+    heart.write_bytes(_heart_text())
+    assert_one_line_error(run("bsvm-train", "-q", "--monitor", "-", heart, "-"), 2,
+                          "Usage error: --monitor - and the model file - would both go to "
+                          "standard output")
+    assert_one_line_error(run("bsvm-train", "-q", "--monitor", "m", "--monitor-test", "-", "-",
+                              "out", cwd=tmp_path, stdin=heart.read_bytes()), 2,
+                          "Usage error: --monitor-test - and the training file - cannot both")
+    # --monitor - with a model file: stdout is the CSV alone (the summary went after it)
+    result = run("bsvm-train", "--epochs", "2", "--monitor", "-", heart, "m", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert lines[0].startswith("epoch,") and len(lines) == 3
+    assert all(len(line.split(",")) == len(lines[0].split(",")) for line in lines)
+    assert "n_sv = " in result.stderr.decode()
+
+
+def test_cross_validation_takes_no_model_or_monitor(tmp_path):
+    heart = tmp_path / "heart"
+    heart.write_bytes(_heart_text())
+    # stdin data with -v needed a model file that it never wrote
+    piped = run("bsvm-train", "-s", "dcd", "-v", "5", "-", stdin=heart.read_bytes())
+    named = run("bsvm-train", "-s", "dcd", "-v", "5", heart)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == named.stdout and named.stdout.startswith(b"Cross Validation")
+    # --monitor with -v was dropped silently, its path unchecked
+    result = run("bsvm-train", "-v", "3", "--epochs", "1", "--monitor", "/nonexistent/x",
+                 "--monitor-test", "/nonexistent/y", heart)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.decode().splitlines() == [
+        "notice: --monitor has no effect with -v (no model is trained to monitor)",
+        "notice: --monitor-test has no effect with -v (no model is trained to monitor)"]
+    # one training row: bad data (exit 1, the file named), not bad usage
+    (tmp_path / "one").write_text("1 1:1\n")
+    assert_one_line_error(run("bsvm-train", "-v", "5", "one", cwd=tmp_path), 1,
+                          "one: 1 training row: cross validation (-v) needs at least 2")
+
+
+def test_a_warning_of_every_fold_is_printed_once(tmp_path):
+    heart = tmp_path / "heart"
+    heart.write_bytes(_heart_text())
+    # -w9 for an absent class, warned by every internal fold of -b 1 from threads: 5 to 6
+    # copies, a different number from run to run
+    for _ in range(3):
+        result = run("bsvm-train", "-s", "dcd", "-b", "1", "-w9", "2", heart, "m", cwd=tmp_path)
+        assert result.returncode == 0
+        assert result.stderr.decode().splitlines() == [
+            "warning: class label 9 specified in weight is not found"]

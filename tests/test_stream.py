@@ -184,6 +184,14 @@ def test_sorted_file_warns(tmp_path):
         warnings.simplefilter("always")
         train_bsgd_stream(str(path), params, buffer_mb=1 / 16)
     assert any("sorted by label" in str(w.message) for w in caught)
+    # a diagnostic: bsvm-train prints it once, and -q silences it (it did not)
+    for quiet, lines in ((False, 1), (True, 0)):
+        result = subprocess.run([str(BIN / "bsvm-train"), *(["-q"] if quiet else []), "--stream",
+                                 "--stream-buffer", "0.0625", "--budget", "10", "--epochs", "1",
+                                 "-c", "1", "-g", "2", str(path), str(tmp_path / "m")],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert sum("sorted by label" in line for line in result.stderr.splitlines()) == lines
 
 
 def _run(args, cwd):

@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import warnings
 
 import click
@@ -37,8 +38,20 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
+_shown_warnings = set()
+_shown_lock = threading.Lock()
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    click.echo(f"warning: {message}", err=True)
+    # Each text once per run: a warning of every fold or one-vs-rest model (a -wLABEL for an
+    # absent class, with -b 1 or -v) would repeat, as many times as threads happened to race
+    # past Python's own once-per-place registry.
+    text = f"warning: {message}"
+    with _shown_lock:
+        if text in _shown_warnings:
+            return
+        _shown_warnings.add(text)
+    click.echo(text, err=True)
 
 
 def long_options(command):

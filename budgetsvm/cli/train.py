@@ -10,7 +10,7 @@ from budgetsvm import io, model_io, solvers, threads
 from budgetsvm.fileio import (atomic_output, check_not_an_input, check_output_path, is_pipe,
                               standard_output_alias)
 from budgetsvm.cli.common import info, run
-from budgetsvm.errors import OneClassWarning
+from budgetsvm.errors import BsvmError, OneClassWarning, StreamOrderWarning, printable_name
 from budgetsvm.params import OPTIONS, TrainParams, check_params, option_notices
 from budgetsvm.progress import task_progress
 from budgetsvm.train import (cross_validation, largest_value, progress_total, scale_notice,
@@ -223,10 +223,19 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
     if quiet:
         # svm-train -q silences LIBSVM's one-class warning too
         warnings.filterwarnings("ignore", category=OneClassWarning)
+        warnings.filterwarnings("ignore", category=StreamOrderWarning)
     if probability == "1" and model_format == "liblinear":
         raise click.UsageError("-b 1: LIBLINEAR model files have no probability parameters; "
                                "use --format native")
-    if model_file is None:
+    if folds is not None:
+        # cross validation writes no model and no monitor file (as -b 1, a notice)
+        for given, option in ((monitor_file, "--monitor"), (monitor_test_file,
+                                                            "--monitor-test")):
+            if given is not None:
+                info(f"notice: {option} has no effect with -v (no model is trained to "
+                     "monitor)", quiet)
+        monitor_file = monitor_test_file = None
+    if model_file is None and folds is None:
         if training_file == "-":
             raise click.UsageError("give a MODEL_FILE when the training data come from stdin")
         model_file = os.path.basename(training_file) + ".model"
@@ -243,6 +252,12 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         check_not_an_input(("model file", named_model), inputs)
         check_not_an_input(("--monitor file", named_monitor),
                            inputs + [("model file", named_model)])
+        if monitor_file == "-" and model_file == "-":
+            raise click.UsageError("--monitor - and the model file - would both go to "
+                                   "standard output")
+        if monitor_test_file == "-" and training_file == "-":
+            raise click.UsageError("--monitor-test - and the training file - cannot both "
+                                   "be standard input")
     if stream:
         _check_stream_usage(params, training_file, folds, probability, monitor_file)
         from budgetsvm.stream import train_bsgd_stream
@@ -258,7 +273,7 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
                                       buffer_mb=stream_buffer, after_scan=after_scan,
                                       callback=lambda it, info_: update(completed=it,
                                                                         info=info_))
-        _print_summary(model, stats, model_file, quiet)
+        _print_summary(model, stats, model_file == "-", quiet)
         with threads.pool(params.n_threads):
             model_io.save_model(model, model_file, format=model_format, zero_based=zero_based)
         return
@@ -269,6 +284,10 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         if probability == "1":
             info("notice: -b 1 has no effect with -v (the accuracy is that of the "
                  "decision-value labels)", quiet)
+        if len(y) < 2:
+            # bad data rather than bad usage: it names the file, exit 1
+            raise BsvmError(f"{printable_name(training_file)}: {len(y)} training row: cross "
+                            "validation (-v) needs at least 2")
         folds, warning = usable_folds(folds, len(y))
         if warning:
             info(warning, quiet)
@@ -284,7 +303,8 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
     total = progress_total(params, X.shape[0], len(np.unique(y)))
     rows = []
     with threads.pool(params.n_threads):
-        monitor_test = io.read_problem(monitor_test_file) if monitor_test_file else None
+        monitor_test = io.read_problem(monitor_test_file, zero_based=zero_based) \
+            if monitor_test_file else None
     monitor = rows.append if monitor_file else None
     if probability == "1":
         # the model and the internal folds of the probability fit train at the same time
@@ -305,12 +325,14 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
     elif monitor_file:
         info(f"notice: --monitor: no epoch to record (no solver ran): {monitor_file} is not "
              "written", quiet)
-    _print_summary(model, stats, model_file, quiet)
+    _print_summary(model, stats, "-" in (model_file, monitor_file), quiet)
     with threads.pool(params.n_threads):         # the weight lines are formatted in threads
         model_io.save_model(model, model_file, format=model_format, zero_based=zero_based)
 
 
 def _check_monitor_usage(params, monitor_file, monitor_test_file):
+    if monitor_test_file == "":
+        raise click.UsageError("--monitor-test needs a file name")
     if monitor_test_file and not monitor_file:
         raise click.UsageError("--monitor-test needs --monitor FILE")
     if monitor_file and not solvers.get(params.solver).monitorable:
@@ -325,14 +347,15 @@ def _scale_notice(largest, quiet):
         info(notice, quiet)
 
 
-def _print_summary(model, stats, model_file, quiet):
+def _print_summary(model, stats, stdout_taken, quiet):
     """The end-of-training lines (optimization finished, Objective value, nSV...) go to stdout,
     where LIBSVM and LIBLINEAR print them and scripts grep them, unless stdout carries the
-    model (model file -); -q suppresses them."""
+    model (model file -) or the --monitor CSV (stdout_taken: then to stderr); -q suppresses
+    them."""
     if quiet:
         return
     for line in summary_lines(model, stats=stats):
-        click.echo(line, err=model_file == "-")
+        click.echo(line, err=stdout_taken)
 
 
 def _check_stream_usage(params, training_file, folds, probability, monitor_file):
