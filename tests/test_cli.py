@@ -360,3 +360,28 @@ def test_a_warning_of_every_fold_is_printed_once(tmp_path):
         assert result.returncode == 0
         assert result.stderr.decode().splitlines() == [
             "warning: class label 9 specified in weight is not found"]
+
+
+@pytest.mark.parametrize("solver", ["dcd", "bsgd"])
+def test_cross_validation_with_probability_scores_the_probability_labels(tmp_path, solver):
+    # svm-train -b 1 -v n trains every fold with its probabilities and scores the class of
+    # largest probability (svm_cross_validation); -b 1 had no effect with -v. The oracle: each
+    # fold trained and predicted by the commands, with -b 1, on files of its rows.
+    from budgetsvm.train import stratified_folds
+    rows = _heart_text().decode().splitlines()
+    y = np.array([float(row.split()[0]) for row in rows])
+    fold = stratified_folds(y, 5, 1)
+    correct = 0
+    for f in range(5):
+        (tmp_path / "train").write_text("".join(r + "\n" for r, g in zip(rows, fold) if g != f))
+        (tmp_path / "test").write_text("".join(r + "\n" for r, g in zip(rows, fold) if g == f))
+        assert run("bsvm-train", "-q", "-s", solver, "-b", "1", "train", "m",
+                   cwd=tmp_path).returncode == 0
+        predicted = run("bsvm-predict", "-b", "1", "test", "m", "out", cwd=tmp_path)
+        correct += int(re.search(r"\((\d+)/\d+\)", predicted.stdout.decode()).group(1))
+    expected = "Cross Validation Accuracy = %g%%\n" % (100.0 * correct / len(rows))
+    for threads in ("1", "2"):
+        result = run("bsvm-train", "-q", "-s", solver, "-b", "1", "-v", "5", "-n", threads,
+                     DATA / "heart_scale.xz", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr.decode()
+        assert result.stdout.decode() == expected

@@ -281,9 +281,6 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         X, y = io.read_problem(training_file, zero_based=zero_based)
     _scale_notice(largest_value(X), quiet)
     if folds is not None:
-        if probability == "1":
-            info("notice: -b 1 has no effect with -v (the accuracy is that of the "
-                 "decision-value labels)", quiet)
         if len(y) < 2:
             # bad data rather than bad usage: it names the file, exit 1
             raise BsvmError(f"{printable_name(training_file)}: {len(y)} training row: cross "
@@ -294,8 +291,10 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         for label in small_classes(y, folds):
             info(f"warning: class {label:g} has fewer rows than the {folds} folds", quiet)
         with task_progress(f"{folds}-fold cross validation", total=folds, quiet=quiet) as update:
+            # -b 1: each fold model with its probabilities, scored by them (as svm-train)
             predicted = cross_validation(X, y, params, folds,
-                                         on_fold=lambda f: update(advance=1))
+                                         on_fold=lambda f: update(advance=1),
+                                         probability=probability == "1")
         accuracy = 100.0 * np.mean(predicted == y)
         click.echo("Cross Validation Accuracy = %g%%" % accuracy)
         return
