@@ -658,3 +658,55 @@ def test_ctrl_c_while_the_workers_start_is_one_line(tmp_path, delay):
         pytest.skip("the search had finished before the signal")
     assert process.returncode == 130, err
     assert err.strip() == "interrupted"
+
+
+def test_result_lines_to_standard_output_go_where_the_grid_lines_go(heart):
+    # -out -: the result lines went to sys.stdout at the first point, which rich's progress bar
+    # had replaced by a proxy to the terminal (stderr); they go through emit as the grid's own
+    X, y = heart
+    lines = []
+    options = grid.GridOptions(dataset="heart", params=TrainParams(solver="dcd"),
+                               c_range=(0.0, 1.0, 1.0), g_range=None, fold=2, out="-", jobs=1)
+    result = grid.run_grid(options, X=X, y=y, emit=lines.append, warn=lambda line: None)
+    results = [line for line in lines if line.startswith("log2c=")]
+    assert sorted(results) == sorted(grid.format_result(p, r) for p, r in result.results.items())
+    assert len(results) == 2
+
+
+def test_an_unwritable_result_file_fails_before_the_search(tmp_path):
+    # a name the directory check passes but open() refuses was reported after the first point
+    long_name = tmp_path / ("a" * 300 + ".out")
+    proc = run_subprocess(["-s", "dcd", "-log2c", "0,1,1", "-v", "2", "-out", long_name, HEART])
+    assert proc.returncode == 1
+    assert proc.stderr.strip().endswith("cannot write the result file: File name too long")
+    assert proc.stdout == ""                                    # no point was computed
+    # the trial leaves nothing behind, and an existing file as it was
+    options = grid.GridOptions(dataset="x", out=str(tmp_path / "new.out"))
+    grid.ResultFile(options.out, append=False).check()
+    assert not (tmp_path / "new.out").exists()
+    (tmp_path / "old.out").write_text("log2c=1 rate=5\n")
+    grid.ResultFile(str(tmp_path / "old.out"), append=False).check()
+    assert (tmp_path / "old.out").read_text() == "log2c=1 rate=5\n"
+
+
+def test_the_ctrl_c_mask_of_starting_workers_is_always_restored():
+    from budgetsvm.grid.runners import _workers_start_without_ctrl_c
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    with _workers_start_without_ctrl_c(True):
+        assert signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, ()) == before
+    with pytest.raises(KeyboardInterrupt):
+        with _workers_start_without_ctrl_c(True):
+            raise KeyboardInterrupt
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, ()) == before
+    # data sent along to the workers: Ctrl-C stays deliverable (that write may wait on a
+    # worker that died starting)
+    with _workers_start_without_ctrl_c(False):
+        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, ())
+
+
+def test_a_missing_option_value_before_an_existing_file_gets_no_hint():
+    proc = run_subprocess(["-s", "dcd", "-B", HEART])
+    assert proc.returncode == 2
+    assert "Option '-B' requires an argument" in proc.stderr
+    assert "comes last" not in proc.stderr

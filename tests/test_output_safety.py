@@ -172,7 +172,7 @@ def test_dev_stdout_as_an_output_is_standard_output(tmp_path, heart, model):
 def test_grid_outputs_to_dev_stdout_keep_every_line(tmp_path, heart):
     # bsvm-grid -out /dev/stdout > file: opened by its name, the result file wrote over the
     # lines printed before it ('best c=1log2c=1 ...'), and -png's rename replaced the file
-    grid = ("bsvm-grid", "-q", "-s", "dcd", "-log2c", "0,1,1", "-v", "2")
+    grid = ("bsvm-grid", "-q", "-s", "dcd", "-log2c", "0,1,1", "-v", "2", "-j", "1")   # in order
     named = run(*grid, "-out", "named.out", heart, cwd=tmp_path)
     assert named.returncode == 0
     expected_results = (tmp_path / "named.out").read_text().splitlines()

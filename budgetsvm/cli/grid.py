@@ -160,8 +160,9 @@ def _training_parser():
     return passthrough
 
 
-def training_params(passthrough):
-    """TrainParams from pass-through bsvm-train options (bsvm-train's own parser and checks)."""
+def training_params(passthrough, dataset=None):
+    """TrainParams from pass-through bsvm-train options (bsvm-train's own parser and checks);
+    dataset: the word taken for the training file, for a hint."""
     from budgetsvm.cli.train import given_options, params_from_options
     from budgetsvm.params import option_notices
     command = _training_parser()
@@ -170,8 +171,9 @@ def training_params(passthrough):
             params = params_from_options(ctx.params)
             notices = option_notices(params.solver, *given_options(ctx))
     except click.BadOptionUsage as exc:
-        # `bsvm-grid heart -B 1`: the last word was taken for the data file
-        if passthrough and passthrough[-1] == exc.option_name:
+        # `bsvm-grid heart -B 1`: the last word, no file, was taken for the data file
+        if passthrough and passthrough[-1] == exc.option_name and dataset is not None \
+                and dataset != "-" and not os.path.exists(dataset):
             exc.message = (exc.message.rstrip(".") + " (the training file comes last, after "
                            "every option, as in grid.py)")
         raise
@@ -181,7 +183,7 @@ def training_params(passthrough):
 def parse_arguments(argv):
     """GridOptions from bsvm-grid's argv (grid options, bsvm-train options, training file)."""
     found, passthrough, dataset = split_arguments(argv)
-    params, notices = training_params(passthrough)
+    params, notices = training_params(passthrough, dataset)
     title = "stdin" if dataset == "-" else os.path.basename(dataset)
     options = grid.GridOptions(dataset=dataset, params=params)
     if "-log2c" in found:

@@ -3,7 +3,6 @@ lists; read back for -resume) and the choice of the best point (grid.py's tie ru
 order, so that it does not depend on which worker finished first)."""
 import os
 import re
-import sys
 
 from budgetsvm.errors import BsvmError
 from budgetsvm.grid.order import Point, _tidy, is_double_exponent
@@ -102,18 +101,32 @@ def _drop_incomplete_line(path):
 
 class ResultFile:
     """The -out file: truncated (or appended to, with -resume), one flushed line per point;
-    ``-`` is standard output, among the lines the grid prints there. The file is opened at the
-    first line, so that a run that fails or is interrupted before any point has a rate leaves
-    an existing file as it was."""
+    ``-``: the lines go to ``emit`` (standard output, as the grid's own lines). The file is
+    opened at the first line, so that a run that fails or is interrupted before any point has
+    a rate leaves an existing file as it was; check() tries it before the search."""
 
-    def __init__(self, path, append):
+    def __init__(self, path, append, emit=print):
         self.path = path
         self.append = append
+        self.emit = emit
         self.file = None
 
-    def _open(self):
+    def check(self):
+        """BsvmError now, not after the first point, when the file cannot be opened for
+        writing (a name too long, no permission); creates nothing, changes nothing."""
         if self.path == "-":
-            return sys.stdout
+            return
+        existed = os.path.lexists(self.path)
+        try:
+            with open(self.path, "a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise BsvmError(f"{self.path}: cannot write the result file: "
+                            f"{exc.strerror or exc}") from None
+        if not existed:
+            os.unlink(self.path)
+
+    def _open(self):
         try:
             if self.append and os.path.exists(self.path):
                 _drop_incomplete_line(self.path)
@@ -123,6 +136,9 @@ class ResultFile:
                             f"{exc.strerror or exc}") from None
 
     def write(self, point, rate):
+        if self.path == "-":
+            self.emit(format_result(point, rate))
+            return
         if self.file is None:
             self.file = self._open()
         try:
@@ -134,9 +150,7 @@ class ResultFile:
 
     def close(self):
         try:
-            if self.file is sys.stdout:
-                self.file.flush()
-            elif self.file is not None:
+            if self.file is not None:
                 self.file.close()
         except OSError as exc:
             raise BsvmError(f"{self.path}: cannot write the result file: "

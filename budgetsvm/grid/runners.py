@@ -1,6 +1,7 @@
 """Evaluating a grid point fold by fold (the stratified, seeded folds and the training of
 ``bsvm-train -v``), and the runners that do it: in this process (-j 1), a pool of worker
 processes that read the data file once each (-j N), or a Dask cluster."""
+import contextlib
 import dataclasses
 import os
 import signal
@@ -134,6 +135,27 @@ class InlineRunner:
         pass
 
 
+@contextlib.contextmanager
+def _workers_start_without_ctrl_c(small_start):
+    """Around the submits that start the pool's processes: with small_start (the workers get a
+    path, not the data), Ctrl-C is blocked meanwhile, so that they start with it blocked (a
+    signal mask is inherited). Ctrl-C reaches the whole process group, and a worker still
+    starting Python printed a line or a traceback of its own; the parent stops the workers
+    (close(abort=True)), and a Ctrl-C that arrives meanwhile reaches it once unblocked. Not
+    when the data are sent along: that write may wait on a worker that died starting, and
+    Ctrl-C must still end it."""
+    if not small_start:
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, ())     # the mask, unchanged
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        yield
+    finally:
+        # restored even when a pending Ctrl-C is raised by the call that blocked it
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 class PoolRunner:
     """-j N: N worker processes (spawned, so safe with threads); each loads the data once in the
     pool initializer. A pool that breaks (a worker killed) is rebuilt and its unfinished tasks
@@ -161,16 +183,9 @@ class PoolRunner:
         failures = 0
         while pending:
             self._start()
-            # The workers start with Ctrl-C blocked (a signal mask is inherited): it reaches the
-            # whole process group, and a worker still starting Python would print a traceback
-            # of its own. The parent stops them (close(abort=True)); a Ctrl-C that arrives
-            # here is delivered to the parent once unblocked.
-            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-            try:
+            with _workers_start_without_ctrl_c(isinstance(self.initargs[0], str)):
                 futures = {self.executor.submit(_pool_task, *tasks[i]): i
                            for i in sorted(pending)}
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             try:
                 for future in concurrent.futures.as_completed(futures):
                     index = futures[future]

@@ -80,9 +80,10 @@ def searched_dimensions(options):
                              f"({', '.join(solvers.names('kernel'))}), not to -s {p.solver}")
     n_points = count_points(c_range, g_range, budgets)
     if n_points > MAX_POINTS:
-        raise ParameterError(f"the grid has {n_points} points (-log2c x -log2g"
-                             f"{' x --budget' if budgets else ''}), more than {MAX_POINTS}; "
-                             "use fewer values")
+        searched = [name for name, dimension in (("-log2c", c_range), ("-log2g", g_range),
+                                                 ("--budget", budgets)) if dimension]
+        raise ParameterError(f"the grid has {n_points} points ({' x '.join(searched)}), more "
+                             f"than {MAX_POINTS}; use fewer values")
     if c_range is None and g_range is None and not budgets:
         raise ParameterError("-log2c and -log2g should not be null simultaneously"
                              if not linear_solver else
@@ -169,6 +170,8 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     order = job_points(c_range, g_range, budgets)
     if options.png:
         check_plot(c_range, g_range)                    # not after the whole search
+    if options.out:
+        ResultFile(options.out, append=bool(options.resume)).check()   # not after a point
     resumed = read_results(options.resume) if options.resume else {}
     foreign = [p for p in resumed if not _same_dimensions(p, c_range, g_range, budgets)]
     if foreign:
@@ -206,7 +209,8 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     runner = _make_runner(options, X, y, fold_of_row, len(todo), client, warn) if todo else None
     # opened at the first result: a run that fails or is interrupted before any point has a
     # rate leaves an existing -out file as it was
-    out = ResultFile(options.out, append=bool(options.resume)) if options.out else None
+    out = ResultFile(options.out, append=bool(options.resume), emit=emit) if options.out \
+        else None
     try:
         best_point, best_rate = None, -1.0
         for point in resumed:                       # grid.py lists resumed points first
