@@ -1,5 +1,6 @@
 """Training orchestration shared by bsvm-train, bsvm-grid and the Python API: label order,
 parameter checks, dispatch to the solver, and stratified cross-validation."""
+import contextlib
 import threading
 import warnings
 
@@ -283,7 +284,7 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
         test = fold == f
         if not test.any():
             return
-        try:
+        with _naming_the_fold(f, nr_fold):
             if phase == "train":
                 try:
                     trained[f] = _train_fold(X, y, test, params, callback=callback)
@@ -299,14 +300,21 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
                 raise threads.Cancelled()
             predicted[test] = _finish_fold(X, y, test, trained[f])
             trained[f] = None
-        except TrainingDiverged as exc:
-            raise TrainingDiverged(f"fold {f + 1} of {nr_fold}: {exc}") from None
         if on_fold is not None:
             on_fold(f)
 
     with threads.pool(params.n_threads):
         threads.parallel_map(run, fold_items(nr_fold))
     return predicted
+
+
+@contextlib.contextmanager
+def _naming_the_fold(f, nr_fold):
+    """A fold whose training diverged says which fold it was."""
+    try:
+        yield
+    except TrainingDiverged as exc:
+        raise TrainingDiverged(f"fold {f + 1} of {nr_fold}: {exc}") from None
 
 
 def _probability_folds(X, y, params, fold, nr_fold, predicted, on_fold):
@@ -319,14 +327,12 @@ def _probability_folds(X, y, params, fold, nr_fold, predicted, on_fold):
         if not test.any():
             return
         present = np.unique(y[~test])
-        try:
+        with _naming_the_fold(f, nr_fold):
             if len(present) == 1:
                 predicted[test] = present[0]
             else:
                 model = ensure_finite(train_with_probability(X[~test], y[~test], params))
                 predicted[test] = predict_with_proba(model, X[test])[0]
-        except TrainingDiverged as exc:
-            raise TrainingDiverged(f"fold {f + 1} of {nr_fold}: {exc}") from None
         if on_fold is not None:
             on_fold(f)
 
