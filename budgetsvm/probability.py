@@ -349,3 +349,36 @@ def train_with_probability(X, y, params, callback=None, monitor=None, monitor_te
     with threads.pool(params.n_threads):
         results = threads.parallel_map(part, range(1 + nr_fold))
     return fit_probability(X, y, params, results[0], outcomes=results[1:])
+
+
+def cross_validation_with_probability(X, y, params, nr_fold, on_fold=None):
+    """train.cross_validation for -b 1, as svm-train -b 1 -v: every fold's model is trained
+    with its probabilities (train_with_probability, its own internal folds) on the other folds,
+    and predicts the class of largest probability (predict_with_proba); a training part of one
+    class predicts it. Same folds, threads and determinism as train.cross_validation."""
+    from budgetsvm import threads
+    from budgetsvm.model_io import ensure_finite
+    from budgetsvm.train import check_params, naming_the_fold, stratified_folds
+    check_params(params)
+    X = sp.csr_matrix(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    fold = stratified_folds(y, nr_fold, params.seed)
+    predicted = np.empty(len(y))
+
+    def run(f):
+        test = fold == f
+        if not test.any():
+            return
+        present = np.unique(y[~test])
+        with naming_the_fold(f, nr_fold):
+            if len(present) == 1:
+                predicted[test] = present[0]
+            else:
+                model = ensure_finite(train_with_probability(X[~test], y[~test], params))
+                predicted[test] = predict_with_proba(model, X[test])[0]
+        if on_fold is not None:
+            on_fold(f)
+
+    with threads.pool(params.n_threads):
+        threads.parallel_map(run, range(nr_fold))
+    return predicted

@@ -258,24 +258,19 @@ def fold_items(nr_fold, lookahead=REFIT_LOOKAHEAD):
     return items
 
 
-def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=None,
-                     probability=False):
+def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=None):
     """Predicted label of every row, each by a model trained without its fold.
 
     The folds are trained and predicted at the same time on params.n_threads threads (each
     fold model with its own generators, seeded as a run on that fold alone would be), so the
     result does not depend on the thread count. on_fold(f) is called after fold f (0-based)
     has been predicted, for progress displays (in completion order, from any thread).
-    probability: every fold model is trained with -b 1 (its own internal folds) and predicts
-    the class of largest probability, as svm-train -b 1 -v does."""
+    With -b 1: probability.cross_validation_with_probability."""
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     fold = stratified_folds(y, nr_fold, params.seed)
     predicted = np.empty(len(y))
-    if probability:
-        _probability_folds(X, y, params, fold, nr_fold, predicted, on_fold)
-        return predicted
     trained = [None] * nr_fold
     solved = [threading.Event() for _ in range(nr_fold)]
 
@@ -284,7 +279,7 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
         test = fold == f
         if not test.any():
             return
-        with _naming_the_fold(f, nr_fold):
+        with naming_the_fold(f, nr_fold):
             if phase == "train":
                 try:
                     trained[f] = _train_fold(X, y, test, params, callback=callback)
@@ -309,35 +304,12 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
 
 
 @contextlib.contextmanager
-def _naming_the_fold(f, nr_fold):
+def naming_the_fold(f, nr_fold):
     """A fold whose training diverged says which fold it was."""
     try:
         yield
     except TrainingDiverged as exc:
         raise TrainingDiverged(f"fold {f + 1} of {nr_fold}: {exc}") from None
-
-
-def _probability_folds(X, y, params, fold, nr_fold, predicted, on_fold):
-    """cross_validation with probability: each fold's labels by svm-predict -b 1's rule from a
-    model trained with -b 1 on the other folds (a training part of one class predicts it)."""
-    from budgetsvm.probability import predict_with_proba, train_with_probability
-
-    def run(f):
-        test = fold == f
-        if not test.any():
-            return
-        present = np.unique(y[~test])
-        with _naming_the_fold(f, nr_fold):
-            if len(present) == 1:
-                predicted[test] = present[0]
-            else:
-                model = ensure_finite(train_with_probability(X[~test], y[~test], params))
-                predicted[test] = predict_with_proba(model, X[test])[0]
-        if on_fold is not None:
-            on_fold(f)
-
-    with threads.pool(params.n_threads):
-        threads.parallel_map(run, range(nr_fold))
 
 
 def summary_lines(model, stats=False):

@@ -291,10 +291,14 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         for label in small_classes(y, folds):
             info(f"warning: class {label:g} has fewer rows than the {folds} folds", quiet)
         with task_progress(f"{folds}-fold cross validation", total=folds, quiet=quiet) as update:
-            # -b 1: each fold model with its probabilities, scored by them (as svm-train)
-            predicted = cross_validation(X, y, params, folds,
-                                         on_fold=lambda f: update(advance=1),
-                                         probability=probability == "1")
+            if probability == "1":
+                # each fold model with its probabilities, scored by them (as svm-train)
+                from budgetsvm.probability import cross_validation_with_probability
+                predicted = cross_validation_with_probability(
+                    X, y, params, folds, on_fold=lambda f: update(advance=1))
+            else:
+                predicted = cross_validation(X, y, params, folds,
+                                             on_fold=lambda f: update(advance=1))
         accuracy = 100.0 * np.mean(predicted == y)
         click.echo("Cross Validation Accuracy = %g%%" % accuracy)
         return
