@@ -385,3 +385,9 @@ def test_cross_validation_with_probability_scores_the_probability_labels(tmp_pat
                      DATA / "heart_scale.xz", cwd=tmp_path)
         assert result.returncode == 0, result.stderr.decode()
         assert result.stdout.decode() == expected
+    if solver == "dcd":
+        # -v writes no model: a model format without probabilities is no reason to refuse
+        result = run("bsvm-train", "-q", "-s", solver, "-b", "1", "-v", "5", "--format",
+                     "liblinear", DATA / "heart_scale.xz", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr.decode()
+        assert result.stdout.decode() == expected

@@ -224,7 +224,8 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         # svm-train -q silences LIBSVM's one-class warning too
         warnings.filterwarnings("ignore", category=OneClassWarning)
         warnings.filterwarnings("ignore", category=StreamOrderWarning)
-    if probability == "1" and model_format == "liblinear":
+    if probability == "1" and model_format == "liblinear" and folds is None:
+        # (-v writes no model file: its folds' probabilities need no format)
         raise click.UsageError("-b 1: LIBLINEAR model files have no probability parameters; "
                                "use --format native")
     if folds is not None:
