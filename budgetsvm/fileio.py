@@ -315,6 +315,15 @@ def _open_output(fd, binary):
         raise
 
 
+def is_regular_file(path):
+    """Whether ``path`` names a regular file, which another process can open and read again
+    (not stdin, a pipe, a FIFO or a device)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def is_pipe(path):
     """Whether ``path`` names a pipe (a FIFO, or bash's <(command) as /dev/fd/N): it can be
     read only once."""

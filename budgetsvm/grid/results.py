@@ -111,6 +111,9 @@ class ResultFile:
         self.emit = emit
         self.file = None
 
+    def _failure(self, exc):
+        return BsvmError(f"{self.path}: cannot write the result file: {exc.strerror or exc}")
+
     def check(self):
         """BsvmError now, not after the first point, when the file cannot be opened for
         writing (a name too long, no permission); creates nothing, changes nothing."""
@@ -121,8 +124,7 @@ class ResultFile:
             with open(self.path, "a", encoding="utf-8"):
                 pass
         except OSError as exc:
-            raise BsvmError(f"{self.path}: cannot write the result file: "
-                            f"{exc.strerror or exc}") from None
+            raise self._failure(exc) from None
         if not existed:
             os.unlink(self.path)
 
@@ -132,8 +134,7 @@ class ResultFile:
                 _drop_incomplete_line(self.path)
             return open(self.path, "a" if self.append else "w", encoding="utf-8")
         except OSError as exc:
-            raise BsvmError(f"{self.path}: cannot write the result file: "
-                            f"{exc.strerror or exc}") from None
+            raise self._failure(exc) from None
 
     def write(self, point, rate):
         if self.path == "-":
@@ -145,16 +146,14 @@ class ResultFile:
             self.file.write(format_result(point, rate) + "\n")
             self.file.flush()
         except OSError as exc:
-            raise BsvmError(f"{self.path}: cannot write the result file: "
-                            f"{exc.strerror or exc}") from None
+            raise self._failure(exc) from None
 
     def close(self):
         try:
             if self.file is not None:
                 self.file.close()
         except OSError as exc:
-            raise BsvmError(f"{self.path}: cannot write the result file: "
-                            f"{exc.strerror or exc}") from None
+            raise self._failure(exc) from None
 
 
 # ---------------------------------------------------------------------------------------------

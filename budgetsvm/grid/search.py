@@ -2,11 +2,11 @@
 lines of grid.py, the threads each training gets, and the checks made before any work."""
 import dataclasses
 import os
-import stat
 import sys
 
 from budgetsvm import solvers
 from budgetsvm.errors import BsvmError, ParameterError, TrainingDiverged
+from budgetsvm.fileio import is_regular_file
 from budgetsvm.labels import group_classes
 from budgetsvm.grid.order import (DEFAULT_LOG2C, DEFAULT_LOG2G, MAX_POINTS, Point,
                                   check_exponents, count_points, job_points, range_f)
@@ -170,8 +170,12 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     order = job_points(c_range, g_range, budgets)
     if options.png:
         check_plot(c_range, g_range)                    # not after the whole search
-    if options.out:
-        ResultFile(options.out, append=bool(options.resume)).check()   # not after a point
+    # opened at the first result: a run that fails or is interrupted before any point has a
+    # rate leaves an existing -out file as it was; tried now, not after the first point
+    out = ResultFile(options.out, append=bool(options.resume), emit=emit) if options.out \
+        else None
+    if out:
+        out.check()
     resumed = read_results(options.resume) if options.resume else {}
     foreign = [p for p in resumed if not _same_dimensions(p, c_range, g_range, budgets)]
     if foreign:
@@ -207,10 +211,6 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     computed = []
     failed = {}                # a point whose training diverged: its reason, and no rate
     runner = _make_runner(options, X, y, fold_of_row, len(todo), client, warn) if todo else None
-    # opened at the first result: a run that fails or is interrupted before any point has a
-    # rate leaves an existing -out file as it was
-    out = ResultFile(options.out, append=bool(options.resume), emit=emit) if options.out \
-        else None
     try:
         best_point, best_rate = None, -1.0
         for point in resumed:                       # grid.py lists resumed points first
@@ -313,17 +313,10 @@ def check_plot(c_range, g_range):
         raise BsvmError("-png needs matplotlib (pip install 'budgetsvm[plot]')") from None
 
 
-def _regular_file(path):
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
 def _make_runner(options, X, y, fold_of_row, n_points, client, warn):
     # Workers read the data file themselves only when it can be read again: a pipe, a FIFO or
     # bash's <(command) was read once, by this process, and its data are sent instead.
-    rereadable = options.dataset != "-" and _regular_file(options.dataset)
+    rereadable = options.dataset != "-" and is_regular_file(options.dataset)
     if options.scheduler or client is not None:
         own = client is None
         if options.shared_path and not rereadable:
