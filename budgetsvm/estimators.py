@@ -38,6 +38,8 @@ Conventions (documented in README.md, "Python API"):
   itself (GridSearchCV(n_jobs=...)), set n_jobs=1 here.
 """
 import numbers
+import re
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -47,7 +49,8 @@ from budgetsvm import solvers as _solvers
 from budgetsvm import threads as _threads
 from budgetsvm.errors import BsvmError
 from budgetsvm.params import DEFAULTS as _D
-from budgetsvm.params import TrainParams
+from budgetsvm.params import OPTIONS as _OPTIONS
+from budgetsvm.params import TrainParams, check_params
 from budgetsvm.problem import canonical_csr
 
 try:  # scikit-learn is optional
@@ -60,9 +63,13 @@ try:  # scikit-learn is optional
     except ImportError:  # scikit-learn < 1.6
         def _validate_data(est, *args, **kw):
             return est._validate_data(*args, **kw)
+    from sklearn.exceptions import ConvergenceWarning
     HAVE_SKLEARN = True
 except ImportError:  # pragma: no cover - exercised only without scikit-learn
     HAVE_SKLEARN = False
+
+    class ConvergenceWarning(UserWarning):
+        """A solver stopped at max_iter before its stopping tolerance (scikit-learn's name)."""
 
     class _Base:
         """get_params/set_params over the __init__ arguments (scikit-learn's contract)."""
@@ -190,6 +197,9 @@ class _BudgetSVMBase(_Mixin, _Base):
 
     def _threads(self):
         try:
+            if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral)
+                                            or isinstance(self.n_jobs, bool)):
+                raise TypeError
             return _threads.resolve(self.n_jobs)
         except (TypeError, ValueError):
             raise ValueError(f"n_jobs must be None or a non-zero integer, got "
@@ -201,8 +211,24 @@ class _BudgetSVMBase(_Mixin, _Base):
                              f"got {self.solver!r}")
 
     # -- fitting -------------------------------------------------------------------------
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "model_")
+
     def fit(self, X, y, sample_weight=None):
-        """Train on X (dense or sparse, n × d) and labels y; returns self."""
+        """Train on X (dense or sparse, n × d) and labels y; returns self.
+
+        A fit that fails or is interrupted (Ctrl-C) leaves the estimator as it was: the fitted
+        attributes of an earlier fit stay together, or a fresh estimator stays unfitted."""
+        before = {name: value for name, value in vars(self).items() if _is_fitted(name)}
+        try:
+            return self._fit(X, y, sample_weight)
+        except BaseException:
+            for name in [name for name in vars(self) if _is_fitted(name)]:
+                delattr(self, name)
+            vars(self).update(before)
+            raise
+
+    def _fit(self, X, y, sample_weight):
         self._check_solver()
         X, y = _validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"],
                               dtype=np.float64, reset=True)
@@ -230,7 +256,7 @@ class _BudgetSVMBase(_Mixin, _Base):
         # the classes of the rows trained on: a row of weight 0 is left out as if not given
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         y_idx = y_idx.ravel()
-        if self.classes_.dtype.kind in "biuf":
+        if _labels_are_numbers(self.classes_):
             self._values_ = self.classes_.astype(np.float64)
         else:
             self._values_ = np.arange(len(self.classes_), dtype=np.float64)
@@ -238,25 +264,61 @@ class _BudgetSVMBase(_Mixin, _Base):
         if len(present) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least two classes; "
                              f"got 1 class ({self.classes_[present[0]]!r})")
+        _check_flag("probability", self.probability)
         params = self._train_params(X.shape[1])
-        params.C = float(params.C) * scale
         params.seed = self._seed()
         params.class_weights = self._class_weights(self._values_[present], counts)
         params.n_threads = self._threads()
         y_values = self._values_[y_idx]
         from budgetsvm.train import train
         try:
+            check_params(params)        # before C is scaled, so that C=None names C
+            params.C = float(params.C) * scale
             if self.probability:
                 self.model_ = _probability.train_with_probability(X, y_values, params)
             else:
                 self.model_ = train(X, y_values, params)
         except BsvmError as exc:
-            raise ValueError(str(exc)) from None
+            raise ValueError(self._in_parameter_names(str(exc))) from None
         self._setup_order()
-        n_iter = _n_iter(getattr(self.model_, "train_info", None))
+        info = getattr(self.model_, "train_info", None)
+        n_iter = _n_iter(info)
         if n_iter is not None:
             self.n_iter_ = n_iter
+        if _max_iter_reached(info):
+            warnings.warn(f"{type(self).__name__}: the solver stopped at max_iter before its "
+                          "stopping tolerance tol was met; increase max_iter (0 = unlimited) "
+                          "or tol", ConvergenceWarning, stacklevel=3)
         return self
+
+    # parameter names of the estimator for TrainParams fields (their bsvm-train flags are in
+    # params.OPTIONS): error messages name the parameter the caller gave, not the flag
+    _PARAMETERS = {"solver": "solver", "C": "C", "class_weights": "class_weight",
+                   "seed": "random_state", "n_threads": "n_jobs"}
+
+    def _in_parameter_names(self, message):
+        """message (written for bsvm-train) with its flags replaced by this estimator's
+        parameter names: '-c must be positive' -> 'C must be positive', '--maintenance merge
+        needs ... (-t 2)' -> "maintenance='merge' needs ... (kernel='rbf')", '-w3' ->
+        'class_weight[3]'."""
+        by_flag = {}
+        for field, parameter in self._PARAMETERS.items():
+            for flag in _OPTIONS[field].flags:
+                by_flag[flag] = (parameter, _OPTIONS[field])
+
+        def rename(match):
+            flag, value = match.group(1), match.group(2)
+            if flag not in by_flag:
+                if re.fullmatch(r"-w[-+.\w]+", flag):      # -wLABEL
+                    return f"class_weight[{flag[2:]}]" + (f" {value}" if value else "")
+                return match.group(0)
+            parameter, option = by_flag[flag]
+            choices = option.type if isinstance(option.type, tuple) else ()
+            chosen = (option.aliases or {}).get(value, value) if value else None
+            if chosen in choices:
+                return f"{parameter}={chosen!r}"
+            return parameter + (f" {value}" if value else "")
+        return re.sub(r"(?<![\w-])(--?[A-Za-z][\w-]*)(?: ([\w.+-]+))?", rename, message)
 
     def _setup_order(self):
         """Map model label order (first appearance) to classes_ order (sorted)."""
@@ -317,9 +379,9 @@ class _BudgetSVMBase(_Mixin, _Base):
     def save(self, path, format="native"):
         """Write the model file bsvm-predict reads (format: native, liblinear or libsvm)."""
         check_is_fitted(self, "model_")
-        if self.classes_.dtype.kind not in "biuf":
-            raise ValueError("save() needs numeric class labels: model files store labels "
-                             "as numbers")
+        if not _labels_are_numbers(self.classes_):
+            raise ValueError("save() needs numeric class labels that are exact as float64 "
+                             "numbers: model files store labels as such numbers")
         from budgetsvm.model_io import save_model
         try:
             save_model(self.model_, path, format)
@@ -360,6 +422,39 @@ class _BudgetSVMBase(_Mixin, _Base):
         # no support vector
         est._setup_order()
         return est
+
+
+def _is_fitted(name):
+    """An attribute that fit sets (scikit-learn's trailing underscore), not a parameter."""
+    return name.endswith("_") and not name.startswith("__")
+
+
+def _labels_are_numbers(classes):
+    """Whether the (sorted, distinct) labels are kept as their float64 values: numbers that
+    float64 holds exactly (int64 labels above 2^53 would collapse into one class)."""
+    if classes.dtype.kind not in "biuf":
+        return False
+    values = classes.astype(np.float64)
+    return bool(np.all(np.isfinite(values)) and len(np.unique(values)) == len(classes)
+                and np.array_equal(values.astype(classes.dtype), classes))
+
+
+def _is_number(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _check_flag(name, value, none_allowed=False):
+    if not (isinstance(value, (bool, np.bool_)) or (none_allowed and value is None)):
+        allowed = "True, False or None" if none_allowed else "True or False"
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+
+
+def _max_iter_reached(info):
+    """Whether a linear solver (or one of its one-vs-rest problems) stopped at max_iter."""
+    if isinstance(info, dict):
+        info = [info]
+    return isinstance(info, (list, tuple)) and any(
+        isinstance(d, dict) and d.get("max_iter_reached") for d in info)
 
 
 def _n_iter(info):
@@ -405,6 +500,9 @@ class BudgetSVC(_BudgetSVMBase):
     """
 
     _ESTIMATOR = "BudgetSVC"
+    _PARAMETERS = {**_BudgetSVMBase._PARAMETERS, **{name: name for name in (
+        "kernel", "gamma", "degree", "coef0", "budget", "epochs", "maintenance", "merge_search",
+        "variant", "eta", "radius", "polish", "coalesce")}}
 
     # defaults: TrainParams' (budgetsvm/params.py, DEFAULTS), the ones bsvm-train has
     def __init__(self, solver=_D.solver, C=_D.C, kernel=_D.kernel, gamma=_D.gamma,
@@ -447,13 +545,15 @@ class LinearSVC(_BudgetSVMBase):
     """Linear SVM by dual coordinate descent (bsvm-train -s dcd|acf), one-vs-rest for k > 2.
 
     C (-c), loss ('l1'/'hinge' or 'l2'/'squared_hinge', --loss), tol (-e; None → 0.1),
-    max_iter (--max-iter; None → 1000), fit_intercept/intercept_scaling (-B intercept_scaling when
+    max_iter (--max-iter; None → 1000, 0 → unlimited), fit_intercept/intercept_scaling (-B intercept_scaling when
     fit_intercept, else -B -1; the intercept is regularised, as LIBLINEAR's), class_weight,
     random_state (--seed), probability (-b 1), n_jobs (-n). Note: fit_intercept=True is the
     default here (scikit-learn's), while bsvm-train's default is -B -1.
     """
 
     _ESTIMATOR = "LinearSVC"
+    _PARAMETERS = {**_BudgetSVMBase._PARAMETERS, "eps": "tol", "max_iter": "max_iter",
+                   "loss": "loss", "bias": "intercept_scaling"}
 
     def __init__(self, solver="dcd", C=_D.C, loss=_D.loss, tol=_D.eps, max_iter=_D.max_iter,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None,
@@ -471,13 +571,15 @@ class LinearSVC(_BudgetSVMBase):
         self.n_jobs = n_jobs
 
     def _train_params(self, n_features):
-        if self.loss not in _LOSSES:
+        if not isinstance(self.loss, str) or self.loss not in _LOSSES:
             raise ValueError(f"loss must be one of {', '.join(_LOSSES)}, got {self.loss!r}")
-        if self.fit_intercept and not self.intercept_scaling > 0:
-            raise ValueError("intercept_scaling must be positive")
+        _check_flag("fit_intercept", self.fit_intercept)
+        scaling = self.intercept_scaling
+        if self.fit_intercept and not (_is_number(scaling) and scaling > 0):
+            raise ValueError(f"intercept_scaling must be a positive number, got {scaling!r}")
         return TrainParams(solver=self.solver, C=self.C, loss=_LOSSES[self.loss], eps=self.tol,
                            max_iter=self.max_iter,
-                           bias=float(self.intercept_scaling) if self.fit_intercept else -1.0)
+                           bias=float(scaling) if self.fit_intercept else -1.0)
 
     @property
     def coef_(self):
@@ -512,6 +614,8 @@ class WWLinearSVC(_BudgetSVMBase):
     """
 
     _ESTIMATOR = "WWLinearSVC"
+    _PARAMETERS = {**_BudgetSVMBase._PARAMETERS, "eps": "tol", "max_iter": "max_iter",
+                   "bias": "bias", "ww_subsolver": "subsolver"}
 
     def __init__(self, solver="ww", C=_D.C, tol=_D.eps, max_iter=_D.max_iter, bias=1.0,
                  subsolver=_D.ww_subsolver, class_weight=None, random_state=None, probability=False,
@@ -529,7 +633,8 @@ class WWLinearSVC(_BudgetSVMBase):
 
     def _train_params(self, n_features):
         return TrainParams(solver=self.solver, C=self.C, eps=self.tol, max_iter=self.max_iter,
-                           bias=float(self.bias), ww_subsolver=self.subsolver)
+                           bias=float(self.bias) if _is_number(self.bias) else self.bias,
+                           ww_subsolver=self.subsolver)
 
     @property
     def coef_(self):

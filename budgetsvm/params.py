@@ -114,13 +114,27 @@ def _number(value):
     return f"{value:g}" if isinstance(value, numbers.Real) else repr(value)
 
 
+def _is_real(value):
+    """A number (numpy's too), not a bool: the Python API hands values over unconverted."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 def _positive(name, value):
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+    if not (_is_real(value) and math.isfinite(value) and value > 0):
         raise ParameterError(f"{name} must be positive, got {_number(value)}")
 
 
+def _finite(name, value):
+    if not (_is_real(value) and math.isfinite(value)):
+        raise ParameterError(f"{name} must be a finite number, got {_number(value)}")
+
+
 def _in_range(name, value, low, high, what=""):
-    """ParameterError unless low <= value <= high (an integer option); what: a note on the range."""
+    """ParameterError unless value is a whole number with low <= value <= high (an integer
+    option; the Python API could pass 2.5 or None); what: a note on the range."""
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise ParameterError(f"{name} must be a whole number from {low} to {high}{what}, "
+                             f"got {value!r}")
     if not low <= value <= high:
         raise ParameterError(f"{name} must be from {low} to {high}{what}, got {value}")
 
@@ -152,15 +166,13 @@ def check_params(p: TrainParams):
         raise ParameterError(f"-t: unknown kernel {p.kernel!r}{hint}; use 0-3 or "
                              f"{', '.join(KERNELS)}")
     _in_range("-d", p.degree, 0, INT_MAX)
-    if not math.isfinite(p.bias):
-        raise ParameterError(f"-B must be a finite number, got {p.bias}")
+    _finite("-B", p.bias)
     for label, weight in p.class_weights.items():
         if not math.isfinite(label):
             raise ParameterError(f"-w: the label {label:g} is not a finite number")
-        if not (math.isfinite(weight) and weight > 0):
+        if not (_is_real(weight) and math.isfinite(weight) and weight > 0):
             raise ParameterError(f"-w{label:g} must be positive, got {_number(weight)}")
-    if not math.isfinite(p.coef0):
-        raise ParameterError(f"-r must be a finite number, got {p.coef0}")
+    _finite("-r", p.coef0)
     if p.max_iter is not None:
         _in_range("--max-iter", p.max_iter, 0, SSIZE_MAX, " (0 = unlimited)")
     _in_range("--budget", p.budget, 1, INT_MAX)
@@ -169,13 +181,17 @@ def check_params(p: TrainParams):
     _one_of("--merge-search", p.merge_search, MERGE_SEARCH)
     _one_of("--variant", p.variant, VARIANTS)
     _one_of("--polish", p.polish, POLISH)
+    if p.coalesce is not None and not isinstance(p.coalesce, bool):
+        raise ParameterError(f"--coalesce must be on or off (True, False or None for the "
+                             f"default), got {p.coalesce!r}")
     if p.eta is not None:
         _positive("--eta", p.eta)
     if p.radius is not None:
         _positive("--radius", p.radius)
     if solvers.is_kernel(p.solver) and p.maintenance == "merge" and p.kernel != "rbf":
-        raise ParameterError("--maintenance merge needs the RBF kernel (-t 2); "
-                             "use --maintenance removal or projection with other kernels")
+        raise ParameterError("--maintenance merge needs the RBF kernel (-t 2); use "
+                             "--maintenance removal or --maintenance projection with other "
+                             "kernels")
     _one_of("--loss", p.loss, LOSSES)
     _one_of("--stop", p.stop, STOPS)
     _one_of("--ww-subsolver", p.ww_subsolver, WW_SUBSOLVERS)

@@ -316,3 +316,116 @@ def test_wrong_parameters_raise_value_error(heart):
         LinearSVC(C=-1).fit(X, y)
     with pytest.raises(ValueError, match="loss"):
         LinearSVC(loss="log").fit(X, y)
+
+
+@pytest.mark.parametrize("make, bad", [
+    (BudgetSVC, {"C": -1}), (BudgetSVC, {"budget": 2.5}), (LinearSVC, {"max_iter": 0.5}),
+    (WWLinearSVC, {"subsolver": "x"})])
+def test_a_failed_refit_leaves_the_earlier_fit_whole(make, bad):
+    # a refit on other data (20 features, 2 classes) that fails must not leave the new
+    # classes_/n_features_in_ beside the old model_ (which then predicted wrong labels silently)
+    X_a, y_a = _three_class()
+    rng = np.random.default_rng(1)
+    X_b, y_b = rng.normal(size=(60, 20)), np.repeat([10, 20], 30)
+    estimator = make().fit(X_a, y_a)
+    before = estimator.decision_function(X_a)
+    with pytest.raises(ValueError):
+        estimator.set_params(**bad).fit(X_b, y_b)
+    assert estimator.n_features_in_ == X_a.shape[1]
+    np.testing.assert_array_equal(estimator.classes_, np.unique(y_a))
+    np.testing.assert_array_equal(estimator.decision_function(X_a), before)
+    with pytest.raises(ValueError, match="features"):
+        estimator.predict(X_b)
+
+
+def test_a_failed_first_fit_leaves_the_estimator_unfitted(heart):
+    from sklearn.exceptions import NotFittedError
+    X, y = heart
+    estimator = BudgetSVC(C=-1)
+    with pytest.raises(ValueError):
+        estimator.fit(X, y)
+    assert not [name for name in vars(estimator) if name.endswith("_")]
+    with pytest.raises(NotFittedError):
+        estimator.predict(X)
+
+
+def test_an_interrupted_refit_leaves_the_earlier_fit_whole(heart):
+    # a real Ctrl-C (SIGINT to this process) during the second fit
+    import os
+    import signal
+    import threading
+    X, y = heart
+    estimator = BudgetSVC(budget=20).fit(X[:, :5], y)
+    before = estimator.decision_function(X[:, :5])
+    big = sp.vstack([X] * 40).tocsr()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            estimator.set_params(epochs=100000).fit(big, np.tile(y, 40))
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert estimator.n_features_in_ == 5
+    np.testing.assert_array_equal(estimator.decision_function(X[:, :5]), before)
+
+
+def test_convergence_warning_exactly_when_bsvm_train_warns(tmp_path, heart):
+    # the oracle: bsvm-train prints LIBLINEAR's "reaching max number of iterations" for the
+    # same problem; the estimator warns (scikit-learn's ConvergenceWarning) in the same cases
+    import warnings
+    from sklearn.exceptions import ConvergenceWarning
+    X, y = heart
+    seen = set()
+    for C, tol, max_iter in ((100, 0.001, 2), (1, 0.1, 1000)):
+        r = _cli("bsvm-train", "-s", "dcd", "-B", "1", "-c", C, "-e", tol,
+                 "--max-iter", max_iter, HEART, tmp_path / "m", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        cli_warns = "reaching max number of iterations" in r.stdout + r.stderr
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            LinearSVC(C=C, tol=tol, max_iter=max_iter).fit(X, y)
+        warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        assert warned == cli_warns, (C, tol, max_iter, cli_warns)
+        seen.add(cli_warns)
+    assert seen == {True, False}        # both cases were met
+    with pytest.warns(ConvergenceWarning):
+        WWLinearSVC(max_iter=1, tol=1e-9).fit(X, y)
+
+
+@pytest.mark.parametrize("make, parameters, name", [
+    (BudgetSVC, {"C": -1}, "C"), (BudgetSVC, {"C": None}, "C"), (BudgetSVC, {"C": "1"}, "C"),
+    (BudgetSVC, {"gamma": 0}, "gamma"), (BudgetSVC, {"coef0": float("nan")}, "coef0"),
+    (BudgetSVC, {"budget": 2.5}, "budget"), (BudgetSVC, {"budget": None}, "budget"),
+    (BudgetSVC, {"epochs": None}, "epochs"), (BudgetSVC, {"degree": "3"}, "degree"),
+    (BudgetSVC, {"degree": 2.5}, "degree"), (BudgetSVC, {"coalesce": "yes"}, "coalesce"),
+    (BudgetSVC, {"probability": "yes"}, "probability"),
+    (BudgetSVC, {"class_weight": {1: -2}}, r"class_weight\[1\]"),
+    (BudgetSVC, {"kernel": "poly"}, r"maintenance='merge' needs .*\(kernel='rbf'\)"),
+    (BudgetSVC, {"n_jobs": "1"}, "n_jobs"), (BudgetSVC, {"n_jobs": 2.0}, "n_jobs"),
+    (LinearSVC, {"max_iter": 0.5}, "max_iter"), (LinearSVC, {"tol": 0}, "tol"),
+    (LinearSVC, {"intercept_scaling": float("inf")}, "intercept_scaling"),
+    (LinearSVC, {"intercept_scaling": "1"}, "intercept_scaling"),
+    (LinearSVC, {"fit_intercept": "x"}, "fit_intercept"),
+    (WWLinearSVC, {"bias": None}, "bias"), (WWLinearSVC, {"max_iter": -1}, "max_iter"),
+    (WWLinearSVC, {"subsolver": "x"}, "subsolver")])
+def test_invalid_parameters_are_named_as_the_estimator_names_them(heart, make, parameters,
+                                                                   name):
+    X, y = heart
+    with pytest.raises(ValueError, match=f"^{name}") as error:
+        make(**parameters).fit(X, y)
+    assert not any(flag in str(error.value) for flag in (" -c", "-t 2", "--", "-w1"))
+
+
+def test_integer_labels_beyond_float64_precision_stay_distinct(heart, tmp_path):
+    # 2^53 and 2^53 + 1 are one float64; training on them as numbers made one class. The
+    # oracle: the same rows with the labels 0/1 give the same predictions.
+    X, y = heart
+    labels = np.where(y > 0, 2**53 + 1, 2**53).astype(np.int64)
+    big = BudgetSVC(budget=40).fit(X, labels)
+    small = BudgetSVC(budget=40).fit(X, (y > 0).astype(int))
+    np.testing.assert_array_equal(big.classes_, [2**53, 2**53 + 1])
+    np.testing.assert_array_equal(big.predict(X) == 2**53 + 1, small.predict(X) == 1)
+    with pytest.raises(ValueError, match="labels"):
+        big.save(tmp_path / "m")
