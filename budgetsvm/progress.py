@@ -37,7 +37,10 @@ def task_progress(description, total=None, quiet=False, transient=True):
                TextColumn("{task.fields[info]}",
                           table_column=Column(overflow="ellipsis"))]
     console = Console(file=sys.stderr, highlight=False, soft_wrap=True)
-    with Progress(*columns, console=console, transient=transient) as progress:
+    # rich sends what is printed to stdout while the bar shows through its console, to stderr:
+    # only right when stdout is the terminal too; a pipe or file would lose the results
+    with Progress(*columns, console=console, transient=transient,
+                  redirect_stdout=sys.stdout.isatty()) as progress:
         task = progress.add_task(description, total=total, info="")
         phase = [""]
 

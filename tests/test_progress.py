@@ -19,11 +19,11 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 TIME = r"\d+:\d\d:\d\d"
 
 
-def run_on_terminal(*args):
+def run_on_terminal(*args, tool="bsvm-train"):
     """(exit code, stdout, the text written to the terminal with ANSI escapes removed)."""
     master, slave = pty.openpty()
     env = dict(os.environ, COLUMNS="200", TERM="xterm")
-    process = subprocess.Popen([BIN / "bsvm-train", *map(str, args)], stdout=subprocess.PIPE,
+    process = subprocess.Popen([BIN / tool, *map(str, args)], stdout=subprocess.PIPE,
                                stderr=slave, env=env)
     os.close(slave)
     chunks = []
@@ -123,3 +123,19 @@ def test_stream_shows_epochs_against_the_rows_of_the_first_pass(tmp_path):
     code, _, shown = run_on_terminal("--stream", "--epochs", "3", A9A, tmp_path / "m")
     assert code == 0 and "epoch 3/3" in shown and "100%" in shown
     assert "first pass" in shown
+
+
+@pytest.mark.parametrize("tool, args", [
+    ("bsvm-predict", [HEART, "{model}", "-"]), ("bsvm-predict", ["-b", "1", HEART, "{model}", "-"]),
+    ("bsvm-predict", [HEART, "{model}", "/dev/stdout"]),
+    ("bsvm-train", ["-s", "bsgd", "--budget", "30", HEART, "-"])])
+def test_results_on_standard_output_stay_there_while_the_bar_shows(tmp_path, tool, args):
+    # with stderr a terminal and stdout a pipe, the results went through rich's redirection
+    # to the terminal: the pipe got nothing (exit 0). The oracle: the same command with -q.
+    model = tmp_path / "m"
+    assert run_on_terminal("-q", "-b", "1", "--budget", "30", HEART, model)[0] == 0
+    args = [str(a).replace("{model}", str(model)) for a in args]
+    status, shown, _ = run_on_terminal(*args, tool=tool)
+    quiet = subprocess.run([BIN / tool, "-q", *args], capture_output=True, text=True)
+    assert status == 0 and quiet.returncode == 0
+    assert shown == quiet.stdout and len(shown.splitlines()) >= 20
