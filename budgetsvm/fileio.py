@@ -254,6 +254,9 @@ def atomic_output(path, binary=False):
 
 @contextlib.contextmanager
 def _atomic_file(path, binary):
+    if os.fspath(path).endswith(("/", os.sep)):
+        # realpath drops the slash: "out/" would replace a file "out", where open() fails
+        raise BsvmError(f"{path}: cannot write: a name ending in '/' names a directory")
     target = os.path.realpath(path)     # through a symbolic link to its file, as open() goes
     try:
         existing = os.stat(target)
@@ -263,6 +266,9 @@ def _atomic_file(path, binary):
         raise BsvmError(f"{path}: cannot write: {exc.strerror or exc}") from None
     if existing is not None and stat.S_ISDIR(existing.st_mode):
         raise BsvmError(f"{path}: cannot write: it is a directory")
+    if existing is not None and not os.access(target, os.W_OK):
+        # the rename would replace a write-protected file, which open(path, "w") refuses
+        raise BsvmError(f"{path}: cannot write: permission denied")
     if existing is not None and not stat.S_ISREG(existing.st_mode):
         # A device or a pipe: renaming over it would replace the device node itself.
         try:
@@ -336,23 +342,27 @@ def is_pipe(path):
 def check_not_an_input(output, inputs):
     """Raise ParameterError (a usage error) when the output (role, path) names the same file as
     one of the inputs (role, path), through links and other names: writing it would destroy
-    that input before, or while, it is read. ``-`` and paths that do not exist pass."""
+    that input before, or while, it is read. An input ``-`` is the file standard input reads
+    (``- < file``); an output ``-`` and paths that do not exist pass."""
     out_role, out_path = output
     if out_path in (None, "-"):
         return
     for in_role, in_path in inputs:
-        if in_path in (None, "-"):
+        if in_path is None:
             continue
         try:
-            out_stat, in_stat = os.stat(out_path), os.stat(in_path)
+            # "-": the file standard input reads (`- < file`), which the output would replace
+            in_stat = os.fstat(0) if in_path == "-" else os.stat(in_path)
+            out_stat = os.stat(out_path)
         except OSError:         # one does not exist (yet): two outputs may still be one path
-            same = os.path.realpath(out_path) == os.path.realpath(in_path)
+            same = in_path != "-" and os.path.realpath(out_path) == os.path.realpath(in_path)
         else:
             # devices and pipes (a terminal as /dev/stdin and /dev/stdout, /dev/null) are
             # written in place and read as streams: only a regular file can be overwritten
             same = stat.S_ISREG(out_stat.st_mode) and os.path.samestat(out_stat, in_stat)
         if same:
-            named = "" if os.fspath(in_path) == os.fspath(out_path) else f" ({in_path})"
+            named = " (standard input)" if in_path == "-" else \
+                "" if os.fspath(in_path) == os.fspath(out_path) else f" ({in_path})"
             raise ParameterError(f"{out_path}: is the {in_role}{named}: refusing to overwrite "
                                  f"it with the {out_role}")
 

@@ -58,6 +58,9 @@ MAX_INDEX = 2**31 - 1
 # Data sections are parsed this many bytes of text at a time (plus the rest of a line); 1 MiB
 # is as fast as larger blocks (sector.scale's 65 MB model) and keeps the text held small.
 BODY_BLOCK_BYTES = 1 << 20
+# A header line is read whole; a file whose line before the data is longer than this (LIBSVM's
+# rho line of 1,000 classes is about 10 MB) is no model file (/dev/zero, a binary file).
+HEADER_LINE_MAX_BYTES = 1 << 26
 _INT = re.compile(rb"[+-]?[0-9]+\Z")
 _WORD = re.compile(r"[A-Za-z0-9_.:+\-]+\Z")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
@@ -531,9 +534,12 @@ class _Reader:
         """Read lines up to index ``index`` if the file has that many; True when it has."""
         while len(self.lines) <= index and not self.at_end:
             try:
-                raw = self.stream.readline()
+                raw = self.stream.readline(HEADER_LINE_MAX_BYTES)
             except DECOMPRESSION_ERRORS as exc:
                 raise ModelFormatError(self.path, None, f"cannot read: {exc}") from None
+            if len(raw) == HEADER_LINE_MAX_BYTES and not raw.endswith(b"\n"):
+                self.fail(len(self.lines) + 1, f"a line longer than "
+                          f"{HEADER_LINE_MAX_BYTES >> 20} MiB before the data: not a model file")
             if not raw.endswith(b"\n"):
                 self.at_end = True
                 if not raw:
@@ -693,7 +699,12 @@ class _Reader:
             chunk = self._read(BODY_BLOCK_BYTES)
             data = carry + chunk if carry else chunk
             if not chunk and data and not data.endswith(b"\n"):
-                data += b"\n"       # the last line, without its line end
+                # LIBSVM, LIBLINEAR and bsvm-train end every line: a data line that runs into
+                # the end of the file was cut (a copy that stopped), and read as it is, it
+                # would give other numbers (the last weight 0.6493203 for 0.64932031321290551)
+                self.fail(start + done + data.count(b"\n") + 1,
+                          "the file ends in the middle of this line (truncated?): model files "
+                          "end every line with a line end")
             cut = data.rfind(b"\n") + 1
             used = 0
             if cut:

@@ -5,6 +5,8 @@ import io
 import lzma
 import os
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -15,6 +17,8 @@ from budgetsvm.errors import BsvmError, ModelFormatError
 from budgetsvm.model import KernelModel, KernelSpec, LinearModel
 from budgetsvm.model_io import FORMAT_VERSION, dumps_model, load_model, save_model
 from reference.data import gaussian_classes, random_csr
+
+BIN = pathlib.Path(sys.executable).parent
 
 liblinearutil = pytest.importorskip("liblinear.liblinearutil")
 svmutil = pytest.importorskip("libsvm.svmutil")
@@ -480,7 +484,7 @@ GOOD_LIBSVM = ("svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\ntotal_sv
 
 MALFORMED = [
     # (name, content, line or None, message fragment)
-    ("truncated", GOOD_NATIVE[: GOOD_NATIVE.index("SV\n") + 12], None, "truncated"),
+    ("truncated", GOOD_NATIVE[: GOOD_NATIVE.index("SV\n") + 12], 17, "truncated"),
     ("no_end", GOOD_NATIVE.replace("end\n", ""), None, "truncated"),
     ("newer", GOOD_NATIVE.replace("budgetsvm_model 1", "budgetsvm_model 7"), 1,
      f"model format version 7 is newer than this program supports ({FORMAT_VERSION})"),
@@ -527,7 +531,7 @@ MALFORMED = [
      "precomputed"),
     ("svm_no_gamma", GOOD_LIBSVM.replace("gamma 0.5\n", ""), 8, "'gamma'"),
     ("svm_nr_sv_sum", GOOD_LIBSVM.replace("nr_sv 1 1", "nr_sv 1 2"), 8, "adds up to 3"),
-    ("svm_truncated", GOOD_LIBSVM[:-12], None, "truncated"),
+    ("svm_truncated", GOOD_LIBSVM[:-12], 10, "truncated"),
     ("svm_unknown_key", GOOD_LIBSVM.replace("SV\n", "weird 1\nSV\n"), 9, "unknown key 'weird'"),
     ("svm_value_at_line_end", GOOD_LIBSVM.replace("3:1 \n", "3: \n"), 10,
      "feature '3:' is not index:value"),
@@ -672,3 +676,63 @@ def test_binary_data_is_not_taken_for_a_data_file(tmp_path, content):
     with pytest.raises(ModelFormatError, match="binary data, not text") as caught:
         load_model(tmp_path / "m")
     assert caught.value.line == 1
+
+
+def _official_model_files(tmp_path):
+    """A LIBSVM and a LIBLINEAR (-B 1) model file of heart, written by the official tools."""
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+    heart = tmp_path / "heart"
+    heart.write_bytes(lzma.open(pathlib.Path(__file__).resolve().parent.parent / "data" /
+                                "heart_scale.xz").read())
+    y, x = svmutil.svm_read_problem(str(heart))
+    svmutil.svm_save_model(str(tmp_path / "libsvm.model"), svmutil.svm_train(y, x, "-q"))
+    liblinearutil.save_model(str(tmp_path / "liblinear.model"),
+                             liblinearutil.train(y, x, "-s 3 -B 1 -q"))
+    return heart, tmp_path / "libsvm.model", tmp_path / "liblinear.model"
+
+
+@pytest.mark.parametrize("cut", [1, 12, 70])
+def test_a_model_cut_inside_its_last_line_is_refused(tmp_path, cut):
+    # LIBSVM and LIBLINEAR end every line: a copy cut inside the last line read on as a shorter
+    # number (0.6493203 for 0.64932031321290551) and predicted other labels, exit 0
+    heart, *models = _official_model_files(tmp_path)
+    for model in models:
+        text = model.read_bytes()
+        assert text.endswith(b"\n") and not text.endswith(b"\n\n")
+        (tmp_path / "cut.model").write_bytes(text[:-cut])
+        lines = text[:-cut].count(b"\n") + 1
+        r = subprocess.run([str(BIN / "bsvm-predict"), heart, tmp_path / "cut.model",
+                            tmp_path / "out"], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1 and not (tmp_path / "out").exists(), r.stderr
+        assert r.stderr == (f"{tmp_path / 'cut.model'}:{lines}: the file ends in the middle of "
+                            "this line (truncated?): model files end every line with a line "
+                            "end\n")
+
+
+def test_an_endless_first_line_is_no_model(tmp_path):
+    # /dev/zero has no line end: the header line was read without limit, to the memory's end
+    r = subprocess.run([str(BIN / "bsvm-predict"), "-", "/dev/zero", tmp_path / "out"],
+                       input="1 1:1\n", capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("/dev/zero:1: ") and len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_accuracy_lines_are_those_of_the_tool_that_wrote_the_model(tmp_path):
+    # svm-predict: "Accuracy = x% (a/b) (classification)"; LIBLINEAR's predict: no suffix.
+    # The counts are checked against the official tools' own predictions.
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+    heart, libsvm_model, liblinear_model = _official_model_files(tmp_path)
+    y, x = svmutil.svm_read_problem(str(heart))
+    for model, suffix, labels in (
+            (libsvm_model, " (classification)",
+             svmutil.svm_predict(y, x, svmutil.svm_load_model(str(libsvm_model)), "-q")[0]),
+            (liblinear_model, "",
+             liblinearutil.predict(y, x, liblinearutil.load_model(str(liblinear_model)),
+                                   "-q")[0])):
+        r = subprocess.run([str(BIN / "bsvm-predict"), heart, model, tmp_path / "out"],
+                           capture_output=True, text=True, timeout=60)
+        correct = int(np.sum(np.array(labels) == np.array(y)))
+        assert r.stdout == "Accuracy = %g%% (%d/%d)%s\n" % (100.0 * correct / len(y), correct,
+                                                            len(y), suffix)

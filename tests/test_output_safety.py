@@ -5,6 +5,7 @@ tracebacks; Ctrl-C while the tools start up is the exit of an interrupted run.""
 import lzma
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -64,6 +65,72 @@ def test_no_output_overwrites_an_input(tmp_path, heart, model):
         assert role in line and "refusing to overwrite" in line, line
         assert heart.read_bytes() == original and model.read_bytes() == trained
     assert not (tmp_path / "m2").exists()
+    # an input read through "-": the file standard input is (`- < heart` then output heart)
+    stdin_cases = [(heart, ("bsvm-predict", "-", "m", "heart"), "test file"),
+                   (model, ("bsvm-predict", "heart", "-", "m"), "model file"),
+                   (heart, ("bsvm-train", "-q", "-s", "dcd", "-", "heart"), "training file")]
+    for source, (tool, *args), role in stdin_cases:
+        with open(source, "rb") as stdin:
+            line = one_line(run(tool, *args, cwd=tmp_path, stdin=stdin), 2)
+        assert role in line and "standard input" in line, line
+        assert heart.read_bytes() == original and model.read_bytes() == trained
+
+
+def test_an_output_name_ending_in_a_slash_replaces_no_file(tmp_path, heart, model):
+    # open("x/", "w") fails; the atomic rename went to realpath("x/") == "x"
+    (tmp_path / "x").write_text("keep\n")
+    for tool, *args in (("bsvm-predict", "heart", "m", "x/"), ("bsvm-train", "-q", "-s", "dcd",
+                                                               "heart", "x/"),
+                        ("bsvm-predict", "heart", "m", "new/")):
+        line = one_line(run(tool, *args, cwd=tmp_path), 1)
+        assert "names a directory" in line, line
+    assert (tmp_path / "x").read_text() == "keep\n" and not (tmp_path / "new").exists()
+
+
+def test_a_write_protected_output_file_is_not_replaced(tmp_path, heart, model):
+    # open(path, "w") refuses a file without write permission; the rename of the atomic write
+    # would not. As root the permission does not apply (to open() either), so the command runs
+    # without the capability that overrides it (setpriv), as a user's would.
+    prefix = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: file permissions do not apply")
+        prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner",
+                  "--inh-caps=-all"]
+    protected = tmp_path / "protected"
+    protected.write_text("keep\n")
+    protected.chmod(0o444)
+    for tool, *args in (("bsvm-predict", "heart", "m", "protected"),
+                        ("bsvm-train", "-q", "-s", "dcd", "heart", "protected")):
+        result = subprocess.run([*prefix, str(BIN / tool), *args], cwd=tmp_path,
+                                capture_output=True, text=True, timeout=120)
+        line = one_line(result, 1)
+        assert "protected: cannot write: permission denied" in line, line
+    assert protected.read_text() == "keep\n"
+
+
+def test_a_second_signal_while_stopping_gives_no_traceback(tmp_path, heart):
+    # Ctrl-C then, a moment later, SIGTERM (or a second Ctrl-C): the second one arrived while
+    # the first was being handled and broke the clean-up with a traceback
+    big = tmp_path / "big"
+    big.write_bytes(heart.read_bytes() * 200)
+    for trial, (second, gap) in enumerate([(signal.SIGTERM, 0.0005), (signal.SIGINT, 0.0005),
+                                           (signal.SIGTERM, 0.002), (signal.SIGINT, 0.002),
+                                           (signal.SIGTERM, 0.005), (signal.SIGTERM, 0.0002)]):
+        process = subprocess.Popen([str(BIN / "bsvm-train"), "-q", "--epochs", "1000", "big",
+                                    f"m{trial}"], cwd=tmp_path, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=_default_sigint)
+        time.sleep(1.5)
+        process.send_signal(signal.SIGINT)
+        time.sleep(gap)
+        process.send_signal(second)
+        _, err = process.communicate(timeout=60)
+        assert process.returncode in (130, 143), err
+        assert err in ("interrupted\n", "terminated\n"), err
+        assert not (tmp_path / f"m{trial}").exists()
+    assert not list(tmp_path.glob(".*tmp"))
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")

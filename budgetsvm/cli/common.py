@@ -3,6 +3,7 @@
 Exit status: 0 success, 1 data/model/IO error (one line on stderr, no traceback), 2 usage
 error (click's message), 130 interrupted (SIGINT), 143 terminated (SIGTERM).
 """
+import contextlib
 import errno
 import io
 import os
@@ -21,6 +22,10 @@ from budgetsvm.fileio import write_failure
 _GLUED_WEIGHT = re.compile(r"^-w([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)$")
 
 
+# True while run() serves a console script, whose process ends with it (see _run)
+_ends_the_process = False
+
+
 class Terminated(BaseException):
     """Raised by the SIGTERM handler so that atomic writers clean up as for Ctrl-C."""
 
@@ -35,7 +40,13 @@ def rewrite_glued_weights(argv):
 
 
 def _on_sigterm(signum, frame):
+    _ignore_signals()
     raise Terminated()
+
+
+def _on_sigint(signum, frame):
+    _ignore_signals()
+    raise KeyboardInterrupt
 
 
 _shown_warnings = set()
@@ -80,9 +91,17 @@ def run(command, argv=None, prog_name=None, hint_options=()):
 
 
 def _run(command, argv, prog_name, hint_options):
+    global _ends_the_process
+    # a console script (argv from the command line) exits when this returns; a call with argv
+    # (tests, scripts) goes on, and keeps its signal handlers
+    _ends_the_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
-    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
-        signal.signal(signal.SIGINT, signal.default_int_handler)   # KeyboardInterrupt from here
+    if signal.getsignal(signal.SIGINT) in (_interrupted_while_starting,
+                                           signal.default_int_handler):
+        # KeyboardInterrupt from here; in the command's own process the first one also
+        # ignores the signals that follow, which would break the clean-up with a traceback
+        signal.signal(signal.SIGINT, _on_sigint if _ends_the_process
+                      else signal.default_int_handler)
     signal.signal(signal.SIGTERM, _on_sigterm)
     warnings.showwarning = _show_warning        # library warnings: one line, no source echo
     if sys.stdout is None:
@@ -92,7 +111,14 @@ def _run(command, argv, prog_name, hint_options):
     try:
         argv = rewrite_glued_weights(argv)
         check_single_dash(argv, long_options(command) | set(hint_options))
-        command.main(args=argv, prog_name=prog_name, standalone_mode=False)
+        # the command itself rather than click's main(), which answers Ctrl-C with a blank
+        # line on stderr (closing a terminal's ^C echo) even when stderr is a file or a pipe
+        try:
+            with command.make_context(prog_name or command.name, argv) as ctx:
+                command.invoke(ctx)
+        except click.exceptions.Exit as exc:     # --help, ctx.exit()
+            if exc.exit_code:
+                sys.exit(exc.exit_code)
         sys.stdout.flush()                      # a full disk shows here, not at exit
     except click.exceptions.Abort:
         _fail("interrupted", 130)
@@ -110,7 +136,14 @@ def _run(command, argv, prog_name, hint_options):
     except BsvmError as exc:
         _fail(str(exc), 1)
     except KeyboardInterrupt:
+        _ignore_signals()
+        if sys.stderr is not None and sys.stderr.isatty():
+            click.echo(err=True)                # the terminal echoed ^C without a line end
         _fail("interrupted", 130)
+    except EOFError:
+        # a compressed input that ends early, where no reader named it (click's main() took
+        # it for an interruption)
+        _fail("unexpected end of a compressed input (truncated file?)", 1)
     except Terminated:
         _fail("terminated", 143)
     except BrokenPipeError:
@@ -126,6 +159,7 @@ def _run(command, argv, prog_name, hint_options):
             raise
         _silence_stdout()
         _fail(str(failure), 1)
+    _ignore_signals()           # the work is done and written: the exit is not interrupted
     sys.exit(0)
 
 
@@ -154,10 +188,36 @@ def _silence_stdout():
         sys.stdout = open(os.devnull, "w")
 
 
+def _ignore(signum, frame):
+    pass
+
+
+def _ignore_signals():
+    """From the report of the end on: a second Ctrl-C or a SIGTERM a moment after the first
+    (a double key press, a supervisor's follow-up) would interrupt the message or the exit's
+    wait for the worker threads with a traceback."""
+    if _ends_the_process:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            # a handler that does nothing, not SIG_IGN: a signal already caught but not yet
+            # handled would find SIG_IGN and print "ignored due to race condition"
+            signal.signal(signum, _ignore)
+
+
 def _fail(message, status):
+    _ignore_signals()
     # one line: a newline or other control character inside (a file name's) is escaped, not
     # taken as the end of the message
     click.echo(printable(message.strip()) if message.strip() else "error", err=True)
+    if _ends_the_process:
+        # The clean-up (temporary files, worker processes) ran as the exception unwound. The
+        # interpreter's finalisation would restore the default signal handlers, so a signal
+        # that follows the first by a moment could still end the process as killed (-15)
+        # instead of with this status; and threads still inside an interrupted loop need no
+        # join.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(status)
     sys.exit(status)
 
 

@@ -4,8 +4,8 @@ import click
 from budgetsvm import io, model_io, threads
 from budgetsvm.cli.common import info, run
 from budgetsvm.errors import BsvmError, DataFormatError
-from budgetsvm.fileio import (atomic_output, check_not_an_input, display_name,
-                              standard_output_alias)
+from budgetsvm.fileio import (atomic_output, check_not_an_input, check_output_path,
+                              display_name, standard_output_alias)
 from budgetsvm.labels import format_label
 from budgetsvm.probability import has_probability, is_logistic, predict_with_proba
 from budgetsvm.progress import task_progress
@@ -43,6 +43,7 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
     check_not_an_input(("predictions", output_file),
                        [("test file", test_file), ("model file", model_file)])
     output_file = standard_output_alias(output_file)
+    check_output_path(output_file)
     model = model_io.load_model(model_file, zero_based=zero_based)
     if probability == "1" and not has_probability(model):
         how = ("a LIBLINEAR model needs logistic regression (its -s 0, 6 or 7)"
@@ -87,7 +88,9 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
                                   "comments)")
     if not quiet:
         accuracy = 100.0 * correct / total if total else 0.0
-        click.echo("Accuracy = %g%% (%d/%d) (classification)" % (accuracy, correct, total),
+        # LIBLINEAR's predict prints the line without svm-predict's "(classification)"
+        suffix = "" if model.solver == "liblinear" else " (classification)"
+        click.echo("Accuracy = %g%% (%d/%d)%s" % (accuracy, correct, total, suffix),
                    err=output_file == "-")
 
 
