@@ -32,6 +32,7 @@ is about half the size of exact digits); ``precise=True`` (bsvm-scale --precise)
 shortest form that reads back to the same double instead. Labels are written with %.17g, as
 svm-scale does.
 """
+import contextlib
 import math
 
 import numpy as np
@@ -39,16 +40,17 @@ import scipy.sparse as sp
 
 from budgetsvm._format import format_libsvm_rows_ascii
 from budgetsvm.errors import BsvmError, printable_name
-from budgetsvm.fileio import open_input
+from budgetsvm.fileio import DECOMPRESSION_ERRORS, open_input
 from budgetsvm.io import MAX_INDEX
 
 # Dense fill of densified features is built at most this many entries at a time.
 MAX_FILL_ENTRIES = 1 << 22
 # Per-feature statistics and parameters are arrays over every index up to the largest, as
-# svm-scale keeps them (about 40 bytes per index in the first pass); beyond this many bytes a
-# file is refused rather than left to exhaust the memory.
+# svm-scale keeps them (about 80 bytes per index at the peak of the first pass with
+# --standardize, measured: the statistics and their temporary copies); beyond this many bytes
+# a file is refused rather than left to exhaust the memory.
 MAX_FEATURE_BYTES = 4 * 1024 ** 3
-FEATURE_BYTES = 40
+FEATURE_BYTES = 80
 
 
 def check_width(width, where):
@@ -112,7 +114,8 @@ class Scaling:
 class _Stats:
     """Running per-feature statistics over blocks (implicit zeros counted)."""
 
-    def __init__(self):
+    def __init__(self, moments=True):
+        self.moments = moments      # mean and m2: only --standardize needs them
         self.n = 0
         self.width = 0
         self.vmin = np.zeros(0)
@@ -131,8 +134,9 @@ class _Stats:
         self.vmin = np.concatenate([self.vmin, np.full(extra, np.inf)])
         self.vmax = np.concatenate([self.vmax, np.full(extra, -np.inf)])
         self.count = np.concatenate([self.count, np.zeros(extra, dtype=np.int64)])
-        self.mean = np.concatenate([self.mean, np.zeros(extra)])
-        self.m2 = np.concatenate([self.m2, np.zeros(extra)])
+        if self.moments:
+            self.mean = np.concatenate([self.mean, np.zeros(extra)])
+            self.m2 = np.concatenate([self.m2, np.zeros(extra)])
         self.width = width
 
     def add(self, X, y):
@@ -145,20 +149,27 @@ class _Stats:
         cols, vals = X.indices, X.data
         np.minimum.at(self.vmin, cols, vals)
         np.maximum.at(self.vmax, cols, vals)
-        cnt = np.bincount(cols, minlength=w)
-        self.count += cnt
         self.nnz += len(vals)
-        # Chan et al.'s pairwise update of mean and sum of squared deviations (an overflow
-        # here is reported by fit_scaling when it standardizes)
-        with np.errstate(over="ignore", invalid="ignore"):
-            bmean = np.bincount(cols, weights=vals, minlength=w) / nb
-            bm2 = np.bincount(cols, weights=(vals - bmean[cols]) ** 2, minlength=w) + \
-                (nb - cnt) * bmean ** 2
-            delta = bmean - self.mean
-            total = self.n + nb
-            self.mean = self.mean + delta * (nb / total)
-            self.m2 = self.m2 + bm2 + delta ** 2 * (self.n * nb / total)
-        self.n = total
+        total = self.n + nb
+        if not self.moments:
+            # the columns of this block only: min-max scaling of data with large, scattered
+            # indices (hashed features) costs nothing per index of the whole width
+            present, counts = np.unique(cols, return_counts=True)
+            self.count[present] += counts
+            self.n = total
+        else:
+            cnt = np.bincount(cols, minlength=w)
+            self.count += cnt
+            # Chan et al.'s pairwise update of mean and sum of squared deviations (an overflow
+            # here is reported by fit_scaling when it standardizes)
+            with np.errstate(over="ignore", invalid="ignore"):
+                bmean = np.bincount(cols, weights=vals, minlength=w) / nb
+                bm2 = np.bincount(cols, weights=(vals - bmean[cols]) ** 2, minlength=w) + \
+                    (nb - cnt) * bmean ** 2
+                delta = bmean - self.mean
+                self.mean = self.mean + delta * (nb / total)
+                self.m2 = self.m2 + bm2 + delta ** 2 * (self.n * nb / total)
+            self.n = total
         if len(y):
             self.y_min = min(self.y_min, float(y.min()))
             self.y_max = max(self.y_max, float(y.max()))
@@ -172,7 +183,7 @@ class _Stats:
 
 def fit_scaling(blocks, lower=-1.0, upper=1.0, y_range=None, standardize=False):
     """Scaling fitted on an iterable of (X, y) blocks; returns (Scaling, n_rows, nnz)."""
-    stats = _Stats()
+    stats = _Stats(moments=standardize)
     for X, y in blocks:
         stats.add(X, y)
     if stats.n == 0:
@@ -186,8 +197,13 @@ def fit_scaling(blocks, lower=-1.0, upper=1.0, y_range=None, standardize=False):
         if overflow.any():
             raise ScaleError(f"feature {int(np.argmax(overflow)) + 1}: its values are too large "
                              "to standardize (their variance is beyond the range of a double)")
-        return Scaling("standardize", stats.mean, sd, sd > 0, y=y), stats.n, stats.nnz
     vmin, vmax = stats.minmax()
+    if standardize:
+        # constant by the exact min and max: the rounded running variance of a constant
+        # feature can be 1e-14 instead of 0, which kept it as a column of made-up values
+        # (and a restored test value a little off became 1e15)
+        return Scaling("standardize", stats.mean, sd, (vmin != vmax) & (sd > 0), y=y), \
+            stats.n, stats.nnz
     return Scaling("minmax", vmin, vmax, vmin != vmax, lower, upper, y), stats.n, stats.nnz
 
 
@@ -282,8 +298,12 @@ def load_scaling(path):
         f"{printable_name(p)}: {msg}"))
     try:
         raw = stream.read()
+    except DECOMPRESSION_ERRORS:
+        raise ScaleError(f"{printable_name(path)}: cannot read (corrupt or truncated "
+                         "compressed stream?)") from None
     finally:
-        stream.close()
+        with contextlib.suppress(*DECOMPRESSION_ERRORS):
+            stream.close()
     try:
         lines = raw.decode("ascii").splitlines()
     except UnicodeDecodeError:

@@ -4,7 +4,8 @@ Two passes over the file (statistics, then output), block by block: memory does 
 the file. The blocks are parsed (and, in the output pass, scaled and formatted) in the worker
 threads of -n while the main thread reads the next ones and writes the output in file order.
 Standard input and named pipes cannot be read twice: they are spooled to a temporary file
-first, except with -r, which needs only the output pass.
+first. With -r the first pass only checks the file and finds the features the restore file
+does not list.
 """
 import contextlib
 import math
@@ -13,11 +14,13 @@ import sys
 import tempfile
 
 import click
+import numpy as np
 
 from budgetsvm import fileio, io, threads
 from budgetsvm.cli.common import info, run
-from budgetsvm.errors import DataFormatError
-from budgetsvm.fileio import atomic_output, check_not_an_input, standard_output_alias
+from budgetsvm.errors import BsvmError, DataFormatError
+from budgetsvm.fileio import (atomic_output, check_not_an_input, check_output_path,
+                              standard_output_alias)
 from budgetsvm.scale import (ScaleError, dumps_scaling, fit_scaling, format_rows, load_scaling,
                              transform)
 
@@ -33,8 +36,16 @@ def _rereadable(path):
         open(path, "rb")
     with source as stream, \
             tempfile.NamedTemporaryFile(prefix="bsvm-scale.", suffix=".tmp") as spool:
-        shutil.copyfileobj(stream, spool, 1 << 20)
-        spool.flush()
+        try:
+            shutil.copyfileobj(stream, spool, 1 << 20)
+            spool.flush()
+        except OSError as exc:
+            if fileio.write_failure(spool.name, exc) is None:
+                raise           # a read error: reported as one of the input
+            # not standard output's: the copy of the input in the temporary folder
+            raise BsvmError(f"{fileio.display_name(path)}: cannot copy it to a temporary file "
+                            f"in {tempfile.gettempdir()} (it is read twice): "
+                            f"{exc.strerror or exc}") from None
         yield spool.name
 
 
@@ -94,13 +105,13 @@ def _scale(lower, upper, y_range, save_file, restore_file, standardize, precise,
         raise click.UsageError(f"-s {save_file}: the scaled data go to standard output; give the "
                                "parameters a file")
     check_not_an_input(("scaling parameters", save_file), [("data file", data_file)])
+    check_output_path(save_file)        # before the pass over the data, not after it
     if restore_file is not None:
         if lower is not None or upper is not None or y_range is not None or standardize:
             info("notice: -l/-u/-y/--standardize are ignored with -r: the restore file "
                  "defines the transform", False)
         scaling = load_scaling(restore_file)
-        with _naming(data_file):
-            _output(scaling, data_file, data_file, precise)
+        _restore(scaling, restore_file, data_file, precise)
         return
     lower = -1.0 if lower is None else lower
     upper = 1.0 if upper is None else upper
@@ -122,9 +133,60 @@ def _scale(lower, upper, y_range, save_file, restore_file, standardize, precise,
             with atomic_output(save_file) as out:
                 out.write(dumps_scaling(scaling))
         new_nnz = _output(scaling, path, data_file, precise)
+    _warn_if_denser(nnz, new_nnz, standardize)
+
+
+def _warn_if_denser(nnz, new_nnz, standardize):
     if new_nnz > nnz and not standardize:
         info(f"WARNING: scaling raised the non-zeros from {nnz} to {new_nnz}; if feature values "
              "are non-negative and sparse, use -l 0 rather than the default -l -1", False)
+
+
+def _varying_columns(columns, values, rows):
+    """The columns (sorted) whose values over ``rows`` rows are not all equal, the implicit
+    zeros of the rows that do not store them included (svm-scale's min != max)."""
+    order = np.lexsort((values, columns))
+    columns, values = columns[order], values[order]
+    unique, first, counts = np.unique(columns, return_index=True, return_counts=True)
+    low, high = values[first], values[first + counts - 1]
+    zeros = counts < rows
+    low, high = np.where(zeros, np.minimum(low, 0.0), low), \
+        np.where(zeros, np.maximum(high, 0.0), high)
+    return unique[low != high]
+
+
+def _restore(scaling, restore_file, data_file, precise):
+    """-r: a first pass checks the whole file (so that a bad line writes nothing, as without -r)
+    and finds the features the restore file does not list, which are left out (svm-scale scales
+    them to 0, with a warning for each); then the output pass."""
+    listed = scaling.keep
+
+    def check(X, y):
+        # the values of the columns the restore file does not list (usually few)
+        columns, values = X.indices, X.data
+        unlisted = columns >= len(listed)
+        unlisted[~unlisted] = ~listed[columns[~unlisted]]
+        return X.shape[0], X.nnz, columns[unlisted], values[unlisted]
+
+    with _rereadable(data_file) as path, _naming(data_file):
+        rows = nnz = 0
+        columns, values = [np.zeros(0, np.int32)], [np.zeros(0)]
+        with _blocks(path, data_file, check) as results:
+            for block_rows, block_nnz, block_columns, block_values in results:
+                rows += block_rows
+                nnz += block_nnz
+                columns.append(block_columns)
+                values.append(block_values)
+        varying = _varying_columns(np.concatenate(columns), np.concatenate(values), rows)
+        if len(varying):
+            # svm-scale's warning, for the features whose values vary in the data (one line
+            # for all of them instead of one each)
+            info(f"WARNING: {len(varying)} feature index(es) of {fileio.display_name(data_file)}"
+                 f" (the first {int(varying[0]) + 1}) are not in the scaling file "
+                 f"{fileio.display_name(restore_file)}: they are scaled to 0 (left out), as "
+                 "svm-scale does", False)
+        new_nnz = _output(scaling, path, data_file, precise)
+    _warn_if_denser(nnz, new_nnz, scaling.kind == "standardize")
 
 
 def _output(scaling, path, shown, precise=False):
