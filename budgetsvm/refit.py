@@ -372,18 +372,35 @@ def _start(K, T, w_solver, y, cost):
     return best[1], best[2], best[3]
 
 
-def refit_rows(n, n_sv, seed, max_bytes=None, max_rows=None):
+def refit_rows(n, n_sv, seed, max_bytes=None, max_rows=None, streaming=False):
     """Rows used by the refit: all of them (None), or a seeded uniform sample (in row order)
     when the kernel block of n rows against n_sv support vectors would exceed max_bytes
-    (default MAX_BLOCK_BYTES) or n exceeds max_rows."""
+    (default MAX_BLOCK_BYTES) or n exceeds max_rows. streaming: the sample is drawn in memory
+    that does not grow with n (sample_rows); else from a permutation of the n rows (the rows
+    are in memory anyway, and the models of earlier versions stay the same)."""
     max_bytes = MAX_BLOCK_BYTES if max_bytes is None else max_bytes
     limit = max(max_bytes // (8 * max(n_sv, 1)), 1)
     if max_rows is not None:
         limit = min(limit, max_rows)
     if n <= limit:
         return None
+    if streaming:
+        return sample_rows(n, limit, seed)
     from budgetsvm._rng import Random
     return np.sort(Random(seed).permutation(n)[:limit])
+
+
+def sample_rows(n, k, seed):
+    """k distinct rows of range(n), sorted: a seeded uniform sample by Floyd's algorithm (Bentley
+    & Floyd 1987), in O(k) memory: a permutation of n rows to take k of them would cost 8n bytes
+    (800 MB for a streamed file of 10^8 rows)."""
+    from budgetsvm._rng import Random
+    rng = Random(seed)
+    chosen = set()
+    for j in range(n - k, n):
+        t = rng.below(j + 1)            # uniform in 0..j
+        chosen.add(j if t in chosen else t)
+    return np.array(sorted(chosen), dtype=np.int64)
 
 
 def training_errors(F, y, weights=None):

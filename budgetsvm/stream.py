@@ -142,7 +142,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     keep = None
     if params.polish != "none":
         keep = refit_rows(n, int(params.budget), int(params.seed), STREAM_BLOCK_BYTES,
-                          STREAM_MAX_ROWS)
+                          STREAM_MAX_ROWS, streaming=True)
         keep = np.arange(n) if keep is None else keep
     kept_X, kept_y = [], []
     rng, res = Random(int(params.seed)), None
@@ -153,23 +153,31 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
         # A buffer's class indices and solver arrays. With -n 2 or more this runs in a worker
         # thread on the next buffer while the solver steps through the current one
         # (map_problem_chunks, one buffer ahead); the buffers and their order are the same.
+        # What the first pass did not see is reported by the loop below, which knows the
+        # buffer's first row: (the row in the buffer, what it has).
         position = np.searchsorted(sorted_labels, y)
         position = np.minimum(position, len(sorted_labels) - 1)
-        if not np.array_equal(sorted_labels[position], y):
-            raise BsvmError(f"{path}: the file changed during training "
-                            "(a label not seen in the first pass)")
+        unseen = np.flatnonzero(sorted_labels[position] != y)
+        if len(unseen):
+            return None, None, None, (int(unseen[0]), f"label {y[unseen[0]]:g}")
         if X.shape[1] > d:
-            raise BsvmError(f"{path}: the file changed during training")
-        return X, rank_of_sorted[position].astype(np.int32), csr_arrays(X)
+            row = int(np.searchsorted(X.indptr, np.argmax(X.indices >= d), side="right")) - 1
+            return None, None, None, (row, "a feature index above those of the first pass")
+        return X, rank_of_sorted[position].astype(np.int32), csr_arrays(X), None
 
     with _parser_thread() as parser:
         for epoch in range(epochs):
             rows_seen = 0
             with map_problem_chunks(path, prepare, zero_based, buffer_bytes, ahead=2,
                                     pool=parser) as buffers:
-                for X, y_index, arrays in buffers:
+                for X, y_index, arrays, unseen in buffers:
+                    if unseen is not None:
+                        raise BsvmError(f"{path}: the file changed during training: its data "
+                                        f"row {rows_seen + unseen[0] + 1} (epoch {epoch + 1}) "
+                                        f"has {unseen[1]}, which the first pass did not see")
                     if rows_seen + X.shape[0] > n:
-                        raise BsvmError(f"{path}: the file changed during training")
+                        raise BsvmError(f"{path}: the file changed during training: it has "
+                                        f"more than the {n} data rows of the first pass")
                     if keep is not None and epoch == epochs - 1:
                         lo, hi = np.searchsorted(keep, [rows_seen, rows_seen + X.shape[0]])
                         if hi > lo:

@@ -6,6 +6,7 @@ seeded permutations); with several buffers it equals the core run on the whole d
 concatenated buffer orders; peak memory does not grow with the number of rows.
 """
 import dataclasses
+import os
 import subprocess
 import sys
 import warnings
@@ -145,7 +146,7 @@ def test_stream_refit_uses_a_seeded_sample_of_the_last_epoch(board, monkeypatch)
     # the same refit, applied in memory to the rows the sample names, gives the same model
     X, y = read_problem(str(board))
     labels, y_index = group_classes(y)
-    rows = refit.refit_rows(6000, 30, 3, 8 * 30 * 1000, refit.STREAM_MAX_ROWS)
+    rows = refit.refit_rows(6000, 30, 3, 8 * 30 * 1000, refit.STREAM_MAX_ROWS, streaming=True)
     refit.polish_model(unpolished, X[rows], y_index[rows], np.full(2, 10.0), params)
     np.testing.assert_array_equal(streamed.coef, unpolished.coef)
     np.testing.assert_array_equal(streamed.rho, unpolished.rho)
@@ -192,6 +193,67 @@ def test_sorted_file_warns(tmp_path):
                                 capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stderr
         assert sum("sorted by label" in line for line in result.stderr.splitlines()) == lines
+
+
+def test_the_streamed_refit_sample_is_uniform_in_memory_independent_of_the_rows():
+    from budgetsvm import refit
+    # uniform over the k-subsets: all 10 pairs of 5 rows, 20,000 seeds, chi-square against
+    # the uniform counts (99.9% quantile of chi-square with 9 degrees of freedom: 27.9)
+    counts = {}
+    for seed in range(20000):
+        pair = tuple(refit.sample_rows(5, 2, seed).tolist())
+        counts[pair] = counts.get(pair, 0) + 1
+    assert len(counts) == 10
+    chi2 = sum((c - 2000) ** 2 / 2000 for c in counts.values())
+    assert chi2 < 27.9, counts
+    # distinct, sorted, in range, seeded; and no array of the n rows (8 GB here)
+    import tracemalloc
+    tracemalloc.start()
+    rows = refit.sample_rows(10 ** 9, 16384, 7)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 16 << 20, peak
+    assert len(np.unique(rows)) == 16384 and np.all(np.diff(rows) > 0)
+    assert rows[0] >= 0 and rows[-1] < 10 ** 9
+    assert np.array_equal(rows, refit.sample_rows(10 ** 9, 16384, 7))
+
+
+def test_a_file_that_changes_names_the_row(tmp_path, board):
+    # the first pass is over; then the file is replaced (a rename, as an editor saves): the
+    # epoch that reads the new file names the row and what the first pass did not see
+    import threading
+    import time
+    rows = board.read_text().splitlines(keepends=True)
+    changed = rows[:4000] + ["3 1:0.5 2:0.5\n"] + rows[4001:]
+    (tmp_path / "new").write_text("".join(changed))
+    (tmp_path / "train").write_text("".join(rows))
+
+    def replace():
+        time.sleep(1.0)
+        os.replace(tmp_path / "new", tmp_path / "train")
+    thread = threading.Thread(target=replace)
+    thread.start()
+    result = _run(["--stream", "-q", "--epochs", "100000", "--budget", "30", "train", "m"],
+                  tmp_path)
+    thread.join()
+    assert result.returncode == 1 and not (tmp_path / "m").exists()
+    assert result.stderr.startswith("train: the file changed during training: its data row "
+                                    "4001 (epoch "), result.stderr
+    assert result.stderr.endswith("has label 3, which the first pass did not see\n")
+
+
+def test_stream_refuses_a_device(tmp_path):
+    # a terminal as /dev/stdin was read once per pass (one ^D each), then 'the file changed'
+    import pty
+    master, slave = pty.openpty()
+    try:
+        result = subprocess.run([str(BIN / "bsvm-train"), "--stream", "/dev/stdin", "m"],
+                                cwd=tmp_path, stdin=slave, capture_output=True, text=True,
+                                timeout=60)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert result.returncode == 2 and "give a file, not -, a pipe or a device" in result.stderr
 
 
 def _run(args, cwd):

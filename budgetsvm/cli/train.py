@@ -8,7 +8,7 @@ import numpy as np
 
 from budgetsvm import io, model_io, solvers, threads
 from budgetsvm.fileio import (atomic_output, check_not_an_input, check_output_path, is_pipe,
-                              standard_output_alias)
+                              is_regular_file, standard_output_alias)
 from budgetsvm.cli.common import info, run
 from budgetsvm.errors import BsvmError, OneClassWarning, StreamOrderWarning, printable_name
 from budgetsvm.params import OPTIONS, TrainParams, check_params, option_notices
@@ -367,9 +367,11 @@ def _check_stream_usage(params, training_file, folds, probability, monitor_file)
     if not solvers.get(params.solver).streamable:
         raise click.UsageError("--stream is available for -s " + " and -s ".join(
             n for n in solvers.names() if solvers.get(n).streamable) + " only (an online method)")
-    if training_file == "-" or is_pipe(training_file):
+    if training_file == "-" or is_pipe(training_file) or (
+            os.path.exists(training_file) and not is_regular_file(training_file)):
+        # a terminal (/dev/stdin) or a device would be read once per pass, and wait for them
         raise click.UsageError("--stream reads the training file once per epoch (plus a "
-                               "first pass): give a file, not - or a pipe")
+                               "first pass): give a file, not -, a pipe or a device")
     for given, option in ((folds is not None, "-v"), (probability == "1", "-b 1"),
                           (monitor_file, "--monitor")):
         if given:
