@@ -351,13 +351,24 @@ def train_with_probability(X, y, params, callback=None, monitor=None, monitor_te
     return fit_probability(X, y, params, results[0], outcomes=results[1:])
 
 
+def fold_predictions_with_probability(X, y, test, params):
+    """train.fold_predictions with -b 1: the rows ``test`` (a boolean mask) labelled by the class
+    of largest probability of a model trained with its probabilities on the other rows (a
+    training part of one class predicts it). TrainingDiverged when that model is not finite."""
+    from budgetsvm.model_io import ensure_finite
+    present = np.unique(y[~test])
+    if len(present) == 1:
+        return np.full(int(np.count_nonzero(test)), present[0])
+    model = ensure_finite(train_with_probability(X[~test], y[~test], params))
+    return predict_with_proba(model, X[test])[0]
+
+
 def cross_validation_with_probability(X, y, params, nr_fold, on_fold=None):
     """train.cross_validation for -b 1, as svm-train -b 1 -v: every fold's model is trained
     with its probabilities (train_with_probability, its own internal folds) on the other folds,
     and predicts the class of largest probability (predict_with_proba); a training part of one
     class predicts it. Same folds, threads and determinism as train.cross_validation."""
     from budgetsvm import threads
-    from budgetsvm.model_io import ensure_finite
     from budgetsvm.train import check_params, naming_the_fold, stratified_folds
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
@@ -369,13 +380,8 @@ def cross_validation_with_probability(X, y, params, nr_fold, on_fold=None):
         test = fold == f
         if not test.any():
             return
-        present = np.unique(y[~test])
         with naming_the_fold(f, nr_fold):
-            if len(present) == 1:
-                predicted[test] = present[0]
-            else:
-                model = ensure_finite(train_with_probability(X[~test], y[~test], params))
-                predicted[test] = predict_with_proba(model, X[test])[0]
+            predicted[test] = fold_predictions_with_probability(X, y, test, params)
         if on_fold is not None:
             on_fold(f)
 

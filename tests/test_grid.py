@@ -710,3 +710,21 @@ def test_a_missing_option_value_before_an_existing_file_gets_no_hint():
     assert proc.returncode == 2
     assert "Option '-B' requires an argument" in proc.stderr
     assert "comes last" not in proc.stderr
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_b_1_rates_are_bsvm_train_b_1_v(tmp_path, jobs):
+    # grid.py passes -b 1 to svm-train -v; bsvm-grid refused it ("No such option '-b'"). The
+    # oracle: bsvm-train -b 1 -v 3 at every point, in its own process
+    result = run_subprocess(["-q", "-b", "1", "-s", "dcd", "-log2c", "-3,3,3", "-v", "3",
+                             "-j", jobs, "-out", "null", HEART])
+    assert result.returncode == 0, result.stderr
+    rates = {float(line.split()[1]): float(line.split()[2])
+             for line in result.stdout.splitlines() if line.startswith("[local]")}
+    assert sorted(rates) == [-3.0, 0.0, 3.0]
+    for log2c, rate in rates.items():
+        trained = subprocess.run([str(BIN / "bsvm-train"), "-q", "-b", "1", "-s", "dcd", "-v",
+                                  "3", "-c", repr(2.0 ** log2c), HEART], capture_output=True,
+                                 text=True, timeout=120)
+        assert trained.stdout == f"Cross Validation Accuracy = {rate:g}%\n"
+    assert run_subprocess(["-b", "2", "-s", "dcd", HEART]).returncode == 2

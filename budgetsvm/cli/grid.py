@@ -27,6 +27,8 @@ Grid options:
   -log2g {begin,end,step | null}  range of log2 gamma (default 3,-15,-2); null: bsvm-train's
                                   default gamma. Linear solvers (dcd, acf, ww) search C only.
   -v n                 n-fold cross validation, stratified and seeded by --seed (default 5)
+  -b {0|1}             1: every fold's model has its probabilities and predicts the most
+                       probable class (bsvm-train -b 1 -v n, as grid.py's -b 1) [0]
   -out {path | null}   result file, one line per point (default <dataset basename>.out)
   -png path            contour plot of the accuracy over log2 C x log2 gamma (matplotlib)
   -resume [path]       reuse the points of an earlier result file (default <dataset>.out);
@@ -44,7 +46,7 @@ Grid options:
   -q                   quiet: no progress bar or warnings (stdout lines are kept)
   --help               show this message
 
-bsvm-train options (all except -c, -g, -v, -q and the model file) pass through, e.g.
+bsvm-train options (all except -c, -g, -v, -b, -q and the model file) pass through, e.g.
   -s dcd, -t 2, -B 1, --epochs 10, -w1 2, --seed 3; see bsvm-train --help.
   -n THREADS           threads of every training (bsvm-train's -n; default: the cores
                        divided among the -j workers, 1 with --scheduler)
@@ -56,7 +58,7 @@ then `best log2c=<x> log2g=<y> rate=<r>` and grid.py's last line `<C> <gamma> <r
 """
 
 _GRID_WITH_VALUE = {"-log2c", "-log2g", "-v", "-out", "-png", "-gnuplot", "-svmtrain", "-j",
-                    "--jobs", "--scheduler", "--retries", "--connect-timeout", "--budget"}
+                    "--jobs", "--scheduler", "--retries", "--connect-timeout", "--budget", "-b"}
 _METAVAR = "[grid options] [bsvm-train options]"
 _GRID_FLAGS = {"--shared-path", "--zero-based", "-q"}
 
@@ -111,7 +113,7 @@ def split_arguments(argv):
         if arg[:2] in ("-c", "-g") and name not in _GRID_WITH_VALUE:
             # -c 5, and the glued forms bsvm-train's parser takes (-c5, -c.01, -c+1, -g-1)
             raise ParameterError("Use -log2c and -log2g.")
-        if arg[:2] in ("-v", "-j") and len(arg) > 2 and arg[2:].lstrip("+-").isdigit():
+        if arg[:2] in ("-v", "-j", "-b") and len(arg) > 2 and arg[2:].lstrip("+-").isdigit():
             name, eq, glued = arg[:2], "=", arg[2:]          # -v3, -j2 as bsvm-train's -v3
         if name == "-resume":
             if eq:
@@ -229,6 +231,9 @@ def parse_arguments(argv):
         # finite: Dask's timeout parser refuses inf with a long message of its own
         if not 0 < options.connect_timeout < float("inf"):
             raise ParameterError("--connect-timeout must be a positive number of seconds")
+    if found.get("-b", "0") not in ("0", "1"):
+        raise ParameterError(f"-b: expected 0 or 1, got {found['-b']!r}")
+    options.probability = found.get("-b") == "1"
     options.zero_based = bool(found.get("--zero-based"))
     options.quiet = bool(found.get("-q"))
     if "-svmtrain" in found:

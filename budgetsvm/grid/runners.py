@@ -33,21 +33,25 @@ def rate_from_correct(correct, n):
     return float("%g" % (100.0 * (correct / n)))   # as bsvm-train: 100 * mean(right)
 
 
-def fold_correct(X, y, fold_of_row, params, fold):
+def fold_correct(X, y, fold_of_row, params, fold, probability=False):
     """Rows of ``fold`` predicted right by a model trained on the other folds (TrainingDiverged
-    when that model or its decision values are not finite)."""
-    from budgetsvm.train import fold_predictions
+    when that model or its decision values are not finite); probability: the model is trained
+    with its probabilities and predicts the most probable class (bsvm-train -b 1 -v)."""
     test = fold_of_row == fold
     if not test.any():
         return 0
-    return int(np.count_nonzero(fold_predictions(X, y, test, params) == y[test]))
+    if probability:
+        from budgetsvm.probability import fold_predictions_with_probability as predictions
+    else:
+        from budgetsvm.train import fold_predictions as predictions
+    return int(np.count_nonzero(predictions(X, y, test, params) == y[test]))
 
 
-def fold_outcome(X, y, fold_of_row, params, fold):
+def fold_outcome(X, y, fold_of_row, params, fold, probability=False):
     """fold_correct, or the reason (a str) when training diverged: the point then has no rate,
     but the search goes on."""
     try:
-        return fold_correct(X, y, fold_of_row, params, fold)
+        return fold_correct(X, y, fold_of_row, params, fold, probability)
     except TrainingDiverged as exc:
         return str(exc)
 
@@ -95,14 +99,14 @@ def _pool_init(source, zero_based, nr_fold, seed):
         _WORKER["data"] = source
 
 
-def _pool_task(params, fold):
+def _pool_task(params, fold, probability=False):
     if "error" in _WORKER:
         raise _WORKER["error"]
     X, y, fold_of_row = _WORKER["data"]
-    return fold_outcome(X, y, fold_of_row, params, fold), "local"
+    return fold_outcome(X, y, fold_of_row, params, fold, probability), "local"
 
 
-def dask_task(source, zero_based, nr_fold, params, fold):
+def dask_task(source, zero_based, nr_fold, params, fold, probability=False):
     """One fold of one point on a Dask worker. ``source`` is the scattered (X, y, fold_of_row)
     tuple, or a path every worker can read (read once per worker process and cached)."""
     if isinstance(source, str):
@@ -114,7 +118,7 @@ def dask_task(source, zero_based, nr_fold, params, fold):
         name = get_worker().address
     except Exception:           # pragma: no cover - outside a worker
         name = "dask"
-    return fold_outcome(X, y, fold_of_row, params, fold), name
+    return fold_outcome(X, y, fold_of_row, params, fold, probability), name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,8 +132,8 @@ class InlineRunner:
 
     def run(self, tasks):
         X, y, fold_of_row = self.data
-        for index, (params, fold) in enumerate(tasks):
-            yield index, fold_outcome(X, y, fold_of_row, params, fold), "local"
+        for index, task in enumerate(tasks):
+            yield index, fold_outcome(X, y, fold_of_row, *task), "local"
 
     def close(self, abort=False):
         pass
@@ -297,9 +301,9 @@ class DaskRunner:
             source = self.client.scatter(self.data, broadcast=True, hash=False)
         token = uuid.uuid4().hex[:12]
         futures = {}
-        for index, (params, fold) in enumerate(tasks):
+        for index, task in enumerate(tasks):
             future = self.client.submit(dask_task, source, self.zero_based, self.nr_fold,
-                                        params, fold, key=f"bsvm-grid-{token}-{index}",
+                                        *task, key=f"bsvm-grid-{token}-{index}",
                                         retries=self.retries, priority=len(tasks) - index,
                                         pure=False)
             futures[future.key] = index

@@ -41,6 +41,7 @@ class GridOptions:
     retries: int = DEFAULT_RETRIES
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     zero_based: bool = False
+    probability: bool = False       # -b 1: the folds score the most probable class
     quiet: bool = False
     g_given: bool = False           # -log2g given explicitly (notice when it is dropped)
     notices: list = dataclasses.field(default_factory=list)
@@ -221,8 +222,8 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
             base = dataclasses.replace(options.params,
                                        n_threads=training_threads(options, len(todo),
                                                                     client is not None))
-            tasks = [(point_params(base, p), f) for p in todo for f in
-                     range(options.fold)]
+            tasks = [(point_params(base, p), f, options.probability) for p in todo
+                     for f in range(options.fold)]
             correct = [0] * len(todo)
             reason = [None] * len(todo)
             remaining = [options.fold] * len(todo)
