@@ -263,14 +263,17 @@ def _check_finite(values, columns, what):
                          "(the scaling limits or parameters are too large)")
 
 
-def format_rows(X, y, precise=False):
+def format_rows(X, y, precise=False, zero_based=False):
     """LIBSVM-format lines of (X, y) as ASCII bytes, as svm-scale writes them: ``label
     index:value ... `` per row (each item followed by a space); labels as "%.17g", values as
-    "%g", or exactly (shortest round-trip form, no trailing ".0") when ``precise``."""
+    "%g", or exactly (shortest round-trip form, no trailing ".0") when ``precise``; indices
+    0-based (column j is index j) when ``zero_based``, as the file read."""
     X = sp.csr_matrix(X)
+    indices = X.indices.astype(np.int32, copy=False)
+    if zero_based:
+        indices = indices - np.int32(1)     # the formatter writes column + 1
     return format_libsvm_rows_ascii(np.ascontiguousarray(y, dtype=np.float64),
-                                    X.indptr.astype(np.int64, copy=False),
-                                    X.indices.astype(np.int32, copy=False),
+                                    X.indptr.astype(np.int64, copy=False), indices,
                                     np.ascontiguousarray(X.data, dtype=np.float64),
                                     precise).tobytes()
 
@@ -279,7 +282,7 @@ def format_rows(X, y, precise=False):
 # Parameter files
 # ---------------------------------------------------------------------------------------------
 
-def dumps_scaling(scaling):
+def dumps_scaling(scaling, zero_based=False):
     out = []
     if scaling.y is not None:
         out += ["y", "%.17g %.17g" % scaling.y[:2], "%.17g %.17g" % scaling.y[2:]]
@@ -288,12 +291,15 @@ def dumps_scaling(scaling):
     else:
         out += ["x", "%.17g %.17g" % (scaling.lower, scaling.upper)]
     for j in np.flatnonzero(scaling.keep).tolist():
-        out.append("%d %.17g %.17g" % (j + 1, scaling.a[j], scaling.b[j]))
+        out.append("%d %.17g %.17g" % (j + (0 if zero_based else 1), scaling.a[j],
+                                       scaling.b[j]))
     return "\n".join(out) + "\n"
 
 
-def load_scaling(path):
-    """Read an svm-scale parameter file (or our standardisation file)."""
+def load_scaling(path, zero_based=False):
+    """Read an svm-scale parameter file (or our standardisation file); zero_based: its feature
+    indices start at 0 (written by bsvm-scale --zero-based -s)."""
+    base = 0 if zero_based else 1
     stream = open_input(path, error=lambda p, line, msg: ScaleError(
         f"{printable_name(p)}: {msg}"))
     try:
@@ -344,7 +350,7 @@ def load_scaling(path):
     else:
         fail(no, f"expected 'x' or 'standardize', got {head[:40]!r}")
     entries = {}
-    prev = 0
+    prev = base - 1
     for i in range(no, len(lines) + 1):
         if not lines[i - 1].strip():
             continue
@@ -353,19 +359,19 @@ def load_scaling(path):
             fail(i, "expected 'index min max'" if kind == "minmax" else "expected 'index mean sd'")
         index = int(parts[0])
         if index <= prev:
-            fail(i, f"indices must be ascending and >= 1, got {index}")
+            fail(i, f"indices must be ascending and >= {base}, got {index}")
         if index > MAX_INDEX:
             fail(i, f"index {index} is beyond the largest of the LIBSVM format ({MAX_INDEX})")
-        check_width(index, f"{path}:{i}: ")
+        check_width(index + 1 - base, f"{path}:{i}: ")
         a, b = numbers(i, 3, "index and two numbers")[1:]
         if kind == "standardize" and not b > 0:
             fail(i, f"sd must be positive, got {b:g}")
         entries[index] = (a, b)
         prev = index
-    width = prev
+    width = prev + 1 - base
     a, b = np.zeros(width), np.zeros(width)
     keep = np.zeros(width, dtype=bool)
     for index, (lo, hi) in entries.items():
-        a[index - 1], b[index - 1] = lo, hi
-        keep[index - 1] = lo != hi if kind == "minmax" else True
+        a[index - base], b[index - base] = lo, hi
+        keep[index - base] = lo != hi if kind == "minmax" else True
     return Scaling(kind, a, b, keep, lower, upper, y)

@@ -353,3 +353,40 @@ def test_a_full_temporary_folder_is_named_not_standard_output(tmp_path):
     assert process.stderr.startswith(f"<stdin>: cannot copy it to a temporary file in {tmp_path}"), \
         process.stderr
     assert len(process.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("options", [[], ["-l", "0"], ["--standardize", "--precise"]])
+def test_zero_based_files_scale_as_their_one_based_twins(tmp_path, options):
+    # bsvm-train and bsvm-predict read 0-based files with --zero-based; bsvm-scale refused them.
+    # The oracle: the same file with every index one higher, scaled 1-based; the output and the
+    # -s file are that one's with every index one lower.
+    rng = np.random.default_rng(5)
+    zero, one = [], []
+    for row in range(40):
+        columns = sorted(rng.choice(6, size=3, replace=False).tolist())
+        values = rng.integers(1, 9, size=3).tolist()
+        zero.append(f"{row % 2} " + " ".join(f"{c}:{v}" for c, v in zip(columns, values)))
+        one.append(f"{row % 2} " + " ".join(f"{c + 1}:{v}" for c, v in zip(columns, values)))
+    (tmp_path / "zero").write_text("\n".join(zero) + "\n")
+    (tmp_path / "one").write_text("\n".join(one) + "\n")
+    shifted = scale(*options, "--zero-based", "-s", "pz", "zero", cwd=tmp_path)
+    expected = scale(*options, "-s", "po", "one", cwd=tmp_path)
+    assert shifted.returncode == 0 and expected.returncode == 0, shifted.stderr
+
+    def lower(text, header_lines):
+        lines = text.splitlines()
+        body = [" ".join([line.split()[0]] + [f"{int(i) - 1}:{v}" for i, v in
+                                              (item.split(":") for item in line.split()[1:])])
+                for line in lines[header_lines:]]
+        return lines[:header_lines] + body
+
+    assert [line.rstrip() for line in shifted.stdout.splitlines()] == lower(expected.stdout, 0)
+    header = 1 if "--standardize" in options else 2
+    pz = (tmp_path / "pz").read_text().splitlines()
+    po = (tmp_path / "po").read_text().splitlines()
+    assert pz[:header] == po[:header]
+    assert [line.split() for line in pz[header:]] == \
+        [[str(int(line.split()[0]) - 1)] + line.split()[1:] for line in po[header:]]
+    restored = scale(*[o for o in options if o == "--precise"], "--zero-based", "-r", "pz",
+                     "zero", cwd=tmp_path)
+    assert restored.stdout == shifted.stdout

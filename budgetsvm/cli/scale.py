@@ -59,12 +59,12 @@ def _naming(data_file):
 
 
 @contextlib.contextmanager
-def _blocks(path, shown, work=lambda X, y: (X, y)):
+def _blocks(path, shown, work=lambda X, y: (X, y), zero_based=False):
     """``with _blocks(...) as results``: work(X, y) of every block of path that holds rows, in
     file order, computed in the worker threads (io.map_problem_chunks); an error names the
     file as the user gave it."""
     try:
-        with io.map_problem_chunks(path, work) as results:
+        with io.map_problem_chunks(path, work, zero_based) as results:
             yield results
     except DataFormatError as exc:
         if path == shown:
@@ -85,18 +85,23 @@ def _blocks(path, shown, work=lambda X, y: (X, y)):
 @click.option("--precise", is_flag=True,
               help="write the scaled values exactly (shortest round-trip digits) instead of "
                    "svm-scale's %g (6 significant digits)")
+@click.option("--zero-based", is_flag=True,
+              help="feature indices start at 0, in the data file, the output and the -s/-r "
+                   "file (as bsvm-train --zero-based reads them)")
 @click.option("-n", "n_threads", type=click.IntRange(min=1), metavar="THREADS",
               help="worker threads parsing and scaling blocks of the file [default: the cores "
                    "available]; the output does not depend on it")
 @click.argument("data_file")
-def command(lower, upper, y_range, save_file, restore_file, standardize, precise, n_threads,
-            data_file):
+def command(lower, upper, y_range, save_file, restore_file, standardize, precise, zero_based,
+            n_threads, data_file):
     """Scale DATA_FILE (LIBSVM format; .gz/.bz2/.xz or - for stdin) and write it to stdout."""
     with threads.pool(n_threads):
-        _scale(lower, upper, y_range, save_file, restore_file, standardize, precise, data_file)
+        _scale(lower, upper, y_range, save_file, restore_file, standardize, precise, data_file,
+               zero_based)
 
 
-def _scale(lower, upper, y_range, save_file, restore_file, standardize, precise, data_file):
+def _scale(lower, upper, y_range, save_file, restore_file, standardize, precise, data_file,
+           zero_based=False):
     if save_file is not None and restore_file is not None:
         raise click.UsageError("cannot use -r and -s simultaneously")
     if restore_file == "-" and data_file == "-":
@@ -110,8 +115,8 @@ def _scale(lower, upper, y_range, save_file, restore_file, standardize, precise,
         if lower is not None or upper is not None or y_range is not None or standardize:
             info("notice: -l/-u/-y/--standardize are ignored with -r: the restore file "
                  "defines the transform", False)
-        scaling = load_scaling(restore_file)
-        _restore(scaling, restore_file, data_file, precise)
+        scaling = load_scaling(restore_file, zero_based)
+        _restore(scaling, restore_file, data_file, precise, zero_based)
         return
     lower = -1.0 if lower is None else lower
     upper = 1.0 if upper is None else upper
@@ -127,12 +132,12 @@ def _scale(lower, upper, y_range, save_file, restore_file, standardize, precise,
     if y_range is not None and not y_range[1] > y_range[0]:
         raise click.UsageError("inconsistent -y specification (y_upper must be greater)")
     with _rereadable(data_file) as path, _naming(data_file):
-        with _blocks(path, data_file) as blocks:
+        with _blocks(path, data_file, zero_based=zero_based) as blocks:
             scaling, n_rows, nnz = fit_scaling(blocks, lower, upper, y_range, standardize)
         if save_file is not None:
             with atomic_output(save_file) as out:
-                out.write(dumps_scaling(scaling))
-        new_nnz = _output(scaling, path, data_file, precise)
+                out.write(dumps_scaling(scaling, zero_based))
+        new_nnz = _output(scaling, path, data_file, precise, zero_based)
     _warn_if_denser(nnz, new_nnz, standardize)
 
 
@@ -155,7 +160,7 @@ def _varying_columns(columns, values, rows):
     return unique[low != high]
 
 
-def _restore(scaling, restore_file, data_file, precise):
+def _restore(scaling, restore_file, data_file, precise, zero_based=False):
     """-r: a first pass checks the whole file (so that a bad line writes nothing, as without -r)
     and finds the features the restore file does not list, which are left out (svm-scale scales
     them to 0, with a warning for each); then the output pass."""
@@ -171,7 +176,7 @@ def _restore(scaling, restore_file, data_file, precise):
     with _rereadable(data_file) as path, _naming(data_file):
         rows = nnz = 0
         columns, values = [np.zeros(0, np.int32)], [np.zeros(0)]
-        with _blocks(path, data_file, check) as results:
+        with _blocks(path, data_file, check, zero_based) as results:
             for block_rows, block_nnz, block_columns, block_values in results:
                 rows += block_rows
                 nnz += block_nnz
@@ -182,22 +187,23 @@ def _restore(scaling, restore_file, data_file, precise):
             # svm-scale's warning, for the features whose values vary in the data (one line
             # for all of them instead of one each)
             info(f"WARNING: {len(varying)} feature index(es) of {fileio.display_name(data_file)}"
-                 f" (the first {int(varying[0]) + 1}) are not in the scaling file "
+                 f" (the first {int(varying[0]) + (0 if zero_based else 1)}) are not in the "
+                 "scaling file "
                  f"{fileio.display_name(restore_file)}: they are scaled to 0 (left out), as "
                  "svm-scale does", False)
-        new_nnz = _output(scaling, path, data_file, precise)
+        new_nnz = _output(scaling, path, data_file, precise, zero_based)
     _warn_if_denser(nnz, new_nnz, scaling.kind == "standardize")
 
 
-def _output(scaling, path, shown, precise=False):
+def _output(scaling, path, shown, precise=False, zero_based=False):
     """Write the scaled lines of path to stdout; return how many values they hold."""
     def scaled_text(X, y):
         Xs, ys = transform(scaling, X, y)
-        return format_rows(Xs, ys, precise), Xs.nnz
+        return format_rows(Xs, ys, precise, zero_based), Xs.nnz
     sys.stdout.flush()
     binary = getattr(sys.stdout, "buffer", None)    # the lines are ASCII bytes already
     nnz = 0
-    with _blocks(path, shown, scaled_text) as results:
+    with _blocks(path, shown, scaled_text, zero_based) as results:
         for text, block_nnz in results:
             nnz += block_nnz
             if binary is not None:
