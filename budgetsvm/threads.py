@@ -237,6 +237,31 @@ class _Group:
                 self.interrupt(exc)
 
 
+def interruptible(function, *args):
+    """function(*args), called in a helper thread while the main thread waits for it, when the
+    caller is the main thread: one library call that holds the GIL for long (numpy's eigh of a
+    5,000 × 5,000 kernel matrix: 20 s) would otherwise keep Ctrl-C and SIGTERM from the main
+    thread until it returns. When a signal ends the wait, the call is left to finish in its
+    daemon thread (the command exits; a Python caller gets KeyboardInterrupt at once)."""
+    if threading.current_thread() is not threading.main_thread():
+        return function(*args)
+    outcome = {}
+
+    def call():
+        try:
+            outcome["result"] = function(*args)
+        except BaseException as exc:            # noqa: B902 - re-raised in the caller
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=call, name="bsvm-interruptible", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(WAIT_SECONDS)               # signals are handled between the waits
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
+
+
 def parallel_map(function, items):
     """[function(item) for item in items], with the items spread over the active pool's
     threads (see the module docstring): the same results, and the same exception, as that

@@ -131,3 +131,29 @@ def test_signal_stops_grid_search_and_the_results_resume(tmp_path, signum, statu
     assert sum(line.startswith("[resumed]") for line in resumed.stdout.splitlines()) == \
         len(done)
     assert len(read_results(out_file)) == 22
+
+
+def test_ctrl_c_during_the_refit_eigendecomposition_is_prompt():
+    # numpy's eigh of the support vectors' kernel matrix is one call of O(B³) (20 s at
+    # B = 5,000) during which the main thread saw no Ctrl-C; it now runs while the main thread
+    # waits for it. The oracle: the same call's own duration, measured first in that process.
+    code = (
+        "import time, numpy as np\n"
+        "from budgetsvm.refit import landmark_basis\n"
+        "A = np.random.default_rng(0).normal(size=(2500, 2500)); K = A @ A.T\n"
+        "t = time.perf_counter(); np.linalg.eigh(K); print(time.perf_counter() - t)\n"
+        "print('ready', flush=True); landmark_basis(K)\n")
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint,
+                               env={**__import__("os").environ, "OPENBLAS_NUM_THREADS": "1"})
+    duration = float(process.stdout.readline())
+    assert process.stdout.readline().strip() == "ready"
+    time.sleep(0.2)
+    start = time.perf_counter()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    elapsed = time.perf_counter() - start
+    if duration < 1.0:
+        pytest.skip(f"eigh took {duration:.2f} s here: too fast to tell")
+    assert "KeyboardInterrupt" in err
+    assert elapsed < 0.5, (elapsed, duration)
