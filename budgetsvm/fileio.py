@@ -139,7 +139,14 @@ def open_input(path, error=DataFormatError):
         except OSError as exc:
             raise error(path, None, f"cannot open: {exc.strerror or exc}") from None
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
-    head = buffered.peek(6)[:6]
+    try:
+        head = buffered.peek(6)[:6]
+    except OSError as exc:
+        # a device that opens but cannot be read (/dev/fuse, /proc/self/mem), a failing disk:
+        # the input's error, not a traceback or standard output's
+        if path != "-":
+            buffered.close()
+        raise error(path, None, f"cannot read: {exc.strerror or exc}") from None
     for magic, opener in _MAGIC:
         if head.startswith(magic):
             # The reader reads on from this buffer, which holds the bytes peeked (a pipe, a

@@ -302,7 +302,8 @@ OPTIONS = {o.name: o for o in (
            help="shrinking heuristics for dcd (1 = on)"),
     Option("cache_mb", ("-m",), (), float, hidden=True, reason="budgetsvm keeps no kernel cache"),
     Option("class_weights", ("--class-weight", "-wLABEL"), _ALL, dict, metavar="LABEL WEIGHT",
-           help="C of class LABEL becomes WEIGHT*C; repeat it for more classes"),
+           help="C of class LABEL becomes WEIGHT*C; repeat it for more classes (a label given "
+                "twice: the product, as LIBSVM)"),
     Option("seed", ("--seed",), _ALL, int,
            help="random seed, 0 to 2^63-1 (same seed, data and options give the same model)"),
     Option("n_threads", ("-n",), _ALL, int, metavar="THREADS",

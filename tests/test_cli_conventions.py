@@ -279,3 +279,68 @@ def test_a_newline_in_a_file_name_stays_inside_the_one_line_error(tmp_path):
     assert run("bsvm-train", "-q", "-s", "dcd", HEART, "good", cwd=tmp_path).returncode == 0
     result = run("bsvm-predict", HEART, "good", "no such dir\t/out", cwd=tmp_path)
     assert one_line(result.stderr.decode()).startswith("no such dir\\t/out: ")
+
+
+def test_a_repeated_class_weight_multiplies_as_in_liblinear(tmp_path):
+    # LIBSVM and LIBLINEAR multiply C by every weight naming the class: -w1 2 -w1 3 is -w1 6
+    # (the last one won). Oracle: liblinear-official's weights for the two option strings.
+    liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+    heart = tmp_path / "heart"
+    heart.write_bytes(__import__("lzma").open(HEART).read())
+    y, x = liblinearutil.svm_read_problem(str(heart))
+    # -s 2 (the primal Newton method): deterministic, so the two runs are comparable exactly
+    repeated = liblinearutil.train(y, x, "-s 2 -e 1e-6 -q -w1 2 -w1 3").get_decfun()[0]
+    product = liblinearutil.train(y, x, "-s 2 -e 1e-6 -q -w1 6").get_decfun()[0]
+    last = liblinearutil.train(y, x, "-s 2 -e 1e-6 -q -w1 3").get_decfun()[0]
+    assert repeated == pytest.approx(product, rel=1e-9)
+    assert repeated != pytest.approx(last, rel=1e-3)
+    for args, name in ((["-w1", "2", "-w+1", "3"], "a"), (["-w1", "6"], "b")):
+        result = subprocess.run([str(BIN / "bsvm-train"), "-q", "-s", "dcd", *args, heart,
+                                 tmp_path / name], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
+
+
+def test_double_dash_ends_the_options_for_file_names_like_options(tmp_path):
+    # `-- -w1 model`: -w1 is the training file (the glued-weight rewrite and the single-dash
+    # hint took it for an option)
+    (tmp_path / "-w1").write_bytes(__import__("lzma").open(HEART).read())
+    (tmp_path / "-epochs").write_bytes((tmp_path / "-w1").read_bytes())
+    for data in ("-w1", "-epochs"):
+        result = subprocess.run([str(BIN / "bsvm-train"), "-q", "-s", "dcd", "--", data,
+                                 "out"], cwd=tmp_path, capture_output=True, text=True,
+                                timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert (tmp_path / "out").exists()
+        (tmp_path / "out").unlink()
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc")
+def test_a_file_that_opens_but_cannot_be_read_is_one_line(tmp_path):
+    # the first read (the sniffing of a compressed format) raised outside the reader's errors:
+    # a traceback, or '<stdout>: cannot write: Input/output error'
+    for tool, args in (("bsvm-train", ["-s", "dcd", "/proc/self/mem", "m"]),
+                       ("bsvm-scale", ["/proc/self/mem"])):
+        result = subprocess.run([str(BIN / tool), *args], cwd=tmp_path, capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 1 and result.stdout == ""
+        assert result.stderr.startswith("/proc/self/mem: cannot read: "), result.stderr
+        assert len(result.stderr.splitlines()) == 1
+
+
+def test_ctrl_c_whose_exit_an_import_swallowed_still_ends_the_run(tmp_path):
+    # a SIGINT during the imports raises SystemExit inside them; an import that catches it
+    # let the run go on, replace the model and exit 0 after printing 'interrupted'. Here the
+    # handler has run (its flag is set) and its SystemExit is swallowed, as it was then.
+    (tmp_path / "m").write_text("old\n")
+    code = ("import sys; sys.argv = ['bsvm-train', '-q', '-s', 'dcd', sys.argv[1], 'm']\n"
+            "import budgetsvm.cli as cli\n"
+            "try:\n"
+            "    cli._interrupted_while_starting(2, None)\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "from budgetsvm.cli.train import main; main()\n")
+    result = subprocess.run([sys.executable, "-c", code, str(HEART)], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 130 and result.stderr == "interrupted\n"
+    assert (tmp_path / "m").read_text() == "old\n"

@@ -22,9 +22,15 @@ if os.path.basename(sys.argv[0] if sys.argv else "").startswith("bsvm-"):
 
 def _interrupted_while_starting(signum, frame):
     # Ctrl-C while the tools import numpy and scipy (a few tenths of a second): the exit of
-    # an interrupted run, without the traceback of a KeyboardInterrupt inside an import.
+    # an interrupted run, without the traceback of a KeyboardInterrupt inside an import. An
+    # import that catches every exception can swallow this SystemExit, so common.run also
+    # looks at the flag before it starts the work.
+    _interrupted_while_starting.happened = True
     sys.stderr.write("interrupted\n")
     raise SystemExit(130)
+
+
+_interrupted_while_starting.happened = False
 
 
 # In the bsvm-* commands only (a program that imports this package keeps its Ctrl-C), until

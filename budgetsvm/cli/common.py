@@ -31,9 +31,12 @@ class Terminated(BaseException):
 
 
 def rewrite_glued_weights(argv):
-    """LIBSVM's ``-w1 2`` / ``-w-1 5`` become ``--class-weight 1 2`` for click."""
+    """LIBSVM's ``-w1 2`` / ``-w-1 5`` become ``--class-weight 1 2`` for click (not after
+    ``--``, which ends the options: a file may be named -w1)."""
     out = []
-    for arg in argv:
+    for position, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[position:]
         match = _GLUED_WEIGHT.match(arg)
         out += ["--class-weight", match.group(1)] if match else [arg]
     return out
@@ -75,6 +78,8 @@ def check_single_dash(argv, names):
     """LIBSVM users type ``-epochs 5``; click would read ``-e pochs``. A single-dash word whose
     double-dash form is one of ``names`` is a usage error that says so."""
     for arg in argv:
+        if arg == "--":
+            break               # file names from here on
         word = arg.split("=", 1)[0]
         if len(word) > 2 and word[0] == "-" and word[1].isalpha() and "-" + word in names:
             raise ParameterError(f"{word}: long options take two dashes: use -{word}")
@@ -96,6 +101,10 @@ def _run(command, argv, prog_name, hint_options):
     # (tests, scripts) goes on, and keeps its signal handlers
     _ends_the_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
+    if _interrupted_while_starting.happened and _ends_the_process:
+        # Ctrl-C during the imports, whose SystemExit an import swallowed: the run ends here
+        # ("interrupted" is written), before it replaces any file
+        _exit(130)
     if signal.getsignal(signal.SIGINT) in (_interrupted_while_starting,
                                            signal.default_int_handler):
         # KeyboardInterrupt from here; in the command's own process the first one also
@@ -160,7 +169,7 @@ def _run(command, argv, prog_name, hint_options):
         _silence_stdout()
         _fail(str(failure), 1)
     _ignore_signals()           # the work is done and written: the exit is not interrupted
-    sys.exit(0)
+    _exit(0)
 
 
 class _ClosedOutput(io.RawIOBase):
@@ -208,12 +217,16 @@ def _fail(message, status):
     # one line: a newline or other control character inside (a file name's) is escaped, not
     # taken as the end of the message
     click.echo(printable(message.strip()) if message.strip() else "error", err=True)
+    _exit(status)
+
+
+def _exit(status):
+    """sys.exit(status); in the command's own process, os._exit after flushing the standard
+    streams. The clean-up (temporary files, worker processes) has run as the exception unwound
+    (or the work has finished); the interpreter's finalisation would restore the default signal
+    handlers, so a signal in its last moments would end the process as killed (-2, -15)
+    instead of with this status, and threads still inside an interrupted loop need no join."""
     if _ends_the_process:
-        # The clean-up (temporary files, worker processes) ran as the exception unwound. The
-        # interpreter's finalisation would restore the default signal handlers, so a signal
-        # that follows the first by a moment could still end the process as killed (-15)
-        # instead of with this status; and threads still inside an interrupted loop need no
-        # join.
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()

@@ -102,7 +102,12 @@ def _zero_one(ctx, param, value):
 
 
 def _label_weights(ctx, param, value):
-    return {label: weight for label, weight in value}
+    # a label given twice (-w1 2 -w1 3, or -w+1 2 -w1 3) gets the product of its weights, as
+    # LIBSVM and LIBLINEAR multiply C by every weight that names its class
+    weights = {}
+    for label, weight in value:
+        weights[label] = weights.get(label, 1.0) * weight
+    return weights
 
 
 class _ThreadCount(click.ParamType):
