@@ -333,3 +333,20 @@ def test_monitor_cpu_excludes_the_monitoring(solver):
     cpu = [r["cpu"] for r in rows]
     assert cpu[0] > 0 and np.all(np.diff(cpu) >= 0)
     assert cpu[-1] <= total - 0.3
+
+
+@pytest.mark.parametrize("solver", ["bsca", "bsgd"])
+def test_a_kernel_that_overflows_is_a_diverged_run(tmp_path, solver):
+    # (γ x·x + r)^d beyond a double: bsca divided each step by k(x, x) = inf, every step was
+    # 0 and it wrote a constant model (exit 0) where bsgd reports the overflow
+    import subprocess
+    import sys
+    from pathlib import Path
+    heart = Path(__file__).resolve().parent.parent / "data" / "heart_scale.xz"
+    (tmp_path / "m").write_text("old\n")
+    result = subprocess.run([str(Path(sys.executable).parent / "bsvm-train"), "-s", solver,
+                             "-t", "1", "-g", "1e300", "--maintenance", "removal", heart,
+                             tmp_path / "m"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.startswith("training diverged: kernel values"), result.stderr
+    assert (tmp_path / "m").read_text() == "old\n"
