@@ -192,6 +192,10 @@ class _BudgetSVMBase(_Mixin, _Base):
             matches = np.flatnonzero(self.classes_ == label)
             if len(matches) == 0:
                 raise ValueError(f"class_weight: label {label!r} is not in the training data")
+            # checked here, where the label is the caller's (the model's may be an encoding)
+            if not (_is_number(weight) and np.isfinite(weight) and weight > 0):
+                raise ValueError(f"class_weight[{label!r}] must be a positive number, got "
+                                 f"{weight!r}")
             out[float(self._values_[matches[0]])] = float(weight)
         return out
 
@@ -435,8 +439,10 @@ def _labels_are_numbers(classes):
     if classes.dtype.kind not in "biuf":
         return False
     values = classes.astype(np.float64)
+    with np.errstate(invalid="ignore"):     # 2^63 - 1 rounds to 2^63, beyond int64
+        back = values.astype(classes.dtype)
     return bool(np.all(np.isfinite(values)) and len(np.unique(values)) == len(classes)
-                and np.array_equal(values.astype(classes.dtype), classes))
+                and np.array_equal(back, classes))
 
 
 def _is_number(value):

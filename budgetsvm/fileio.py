@@ -261,9 +261,11 @@ def atomic_output(path, binary=False):
 
 @contextlib.contextmanager
 def _atomic_file(path, binary):
-    if os.fspath(path).endswith(("/", os.sep)):
-        # realpath drops the slash: "out/" would replace a file "out", where open() fails
-        raise BsvmError(f"{path}: cannot write: a name ending in '/' names a directory")
+    if os.fspath(path).endswith(("/", os.sep)) or \
+            os.path.basename(os.fspath(path)) in (".", ".."):
+        # realpath drops the slash and the dots: "out/" or "out/." would replace a file "out",
+        # where open() fails
+        raise BsvmError(f"{path}: cannot write: it names a directory")
     target = os.path.realpath(path)     # through a symbolic link to its file, as open() goes
     try:
         existing = os.stat(target)
@@ -384,8 +386,10 @@ def check_output_path(path):
         raise BsvmError("cannot write to an empty file name")
     if os.fspath(path).endswith(("/", os.sep)) and not os.path.isdir(path):
         raise BsvmError(f"{path}: cannot write: a name ending in '/' names a directory")
-    if os.path.isdir(path):
+    if os.path.isdir(path) or os.path.basename(os.fspath(path)) in (".", ".."):
         raise BsvmError(f"{path}: cannot write: it is a directory")
+    if os.path.isfile(path) and not os.access(path, os.W_OK):
+        raise BsvmError(f"{path}: cannot write: permission denied")
     # a symbolic link is written through, to its target: that target's directory must exist
     linked = os.path.islink(path)
     directory = os.path.dirname(os.path.realpath(path) if linked else os.path.abspath(path))

@@ -699,12 +699,16 @@ class _Reader:
             chunk = self._read(BODY_BLOCK_BYTES)
             data = carry + chunk if carry else chunk
             if not chunk and data and not data.endswith(b"\n"):
-                # LIBSVM, LIBLINEAR and bsvm-train end every line: a data line that runs into
-                # the end of the file was cut (a copy that stopped), and read as it is, it
-                # would give other numbers (the last weight 0.6493203 for 0.64932031321290551)
-                self.fail(start + done + data.count(b"\n") + 1,
-                          "the file ends in the middle of this line (truncated?): model files "
-                          "end every line with a line end")
+                if data.endswith((b" ", b"\t", b"\r")):
+                    # the writers put a space after every value: a whole last line whose line
+                    # end is missing (LIBSVM and LIBLINEAR read it)
+                    data += b"\n"
+                else:
+                    # cut inside a number (a copy that stopped): read as it is, it would give
+                    # other numbers (the last weight 0.6493203 for 0.64932031321290551)
+                    self.fail(start + done + data.count(b"\n") + 1,
+                              "the file ends in the middle of this line (truncated?): model "
+                              "files end every line with a line end")
             cut = data.rfind(b"\n") + 1
             used = 0
             if cut:

@@ -46,16 +46,17 @@ from budgetsvm.io import MAX_INDEX
 # Dense fill of densified features is built at most this many entries at a time.
 MAX_FILL_ENTRIES = 1 << 22
 # Per-feature statistics and parameters are arrays over every index up to the largest, as
-# svm-scale keeps them (about 80 bytes per index at the peak of the first pass with
-# --standardize, measured: the statistics and their temporary copies); beyond this many bytes
-# a file is refused rather than left to exhaust the memory.
+# svm-scale keeps them; beyond this many bytes a file is refused rather than left to exhaust
+# the memory. Bytes per index at the peak (measured, rounded up): the first pass of min-max
+# scaling, of --standardize (its moments and their temporary copies), and a restore file's
+# parameters.
 MAX_FEATURE_BYTES = 4 * 1024 ** 3
-FEATURE_BYTES = 80
+FEATURE_BYTES = {"minmax": 56, "standardize": 80, "restore": 16}
 
 
-def check_width(width, where):
+def check_width(width, where, kind="standardize"):
     """Raise ScaleError when per-feature arrays up to index ``width`` would be too large."""
-    needed = FEATURE_BYTES * int(width)
+    needed = FEATURE_BYTES[kind] * int(width)
     if needed > MAX_FEATURE_BYTES:
         raise ScaleError(f"{where}feature index {width} would need {needed / 1024 ** 3:.1f} GB "
                          "of per-feature statistics (one entry per index up to the largest, "
@@ -129,7 +130,7 @@ class _Stats:
     def _grow(self, width):
         if width <= self.width:
             return
-        check_width(width, "")
+        check_width(width, "", "standardize" if self.moments else "minmax")
         extra = width - self.width
         self.vmin = np.concatenate([self.vmin, np.full(extra, np.inf)])
         self.vmax = np.concatenate([self.vmax, np.full(extra, -np.inf)])
@@ -362,7 +363,7 @@ def load_scaling(path, zero_based=False):
             fail(i, f"indices must be ascending and >= {base}, got {index}")
         if index > MAX_INDEX:
             fail(i, f"index {index} is beyond the largest of the LIBSVM format ({MAX_INDEX})")
-        check_width(index + 1 - base, f"{path}:{i}: ")
+        check_width(index + 1 - base, f"{path}:{i}: ", "restore")
         a, b = numbers(i, 3, "index and two numbers")[1:]
         if kind == "standardize" and not b > 0:
             fail(i, f"sd must be positive, got {b:g}")

@@ -344,3 +344,13 @@ def test_ctrl_c_whose_exit_an_import_swallowed_still_ends_the_run(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 130 and result.stderr == "interrupted\n"
     assert (tmp_path / "m").read_text() == "old\n"
+
+
+def test_shell_completion_still_prints_its_script():
+    # click's main() answered _BSVM_TRAIN_COMPLETE=bash_source; the tools call the command
+    # themselves now and must still do it (else a shell's start-up file prints a usage error)
+    result = subprocess.run([str(BIN / "bsvm-train")], capture_output=True, text=True,
+                            timeout=60, env={**__import__("os").environ,
+                                             "_BSVM_TRAIN_COMPLETE": "bash_source"})
+    assert result.returncode == 0, result.stderr
+    assert "_bsvm_train_completion()" in result.stdout

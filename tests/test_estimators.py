@@ -429,3 +429,20 @@ def test_integer_labels_beyond_float64_precision_stay_distinct(heart, tmp_path):
     np.testing.assert_array_equal(big.predict(X) == 2**53 + 1, small.predict(X) == 1)
     with pytest.raises(ValueError, match="labels"):
         big.save(tmp_path / "m")
+
+
+@pytest.mark.parametrize("weight", [-1, None, "2", float("nan")])
+def test_class_weight_errors_name_the_callers_label(heart, weight):
+    X, y = heart
+    labels = np.where(y > 0, "pos", "neg")
+    with pytest.raises(ValueError, match=r"^class_weight\['pos'\] must be a positive number"):
+        LinearSVC(class_weight={"pos": weight}).fit(X, labels)
+
+
+def test_labels_at_the_end_of_int64_give_no_cast_warning(heart):
+    import warnings
+    X, y = heart
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        estimator = LinearSVC().fit(X, np.where(y > 0, 2**63 - 1, 0))
+    np.testing.assert_array_equal(estimator.classes_, [0, 2**63 - 1])

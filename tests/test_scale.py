@@ -234,8 +234,8 @@ def test_an_overflowing_scaling_is_an_error_naming_the_data_file(tmp_path):
 @pytest.mark.parametrize("name, text, message", [
     ("p", "x\n-1 1\n99999999999999999999 -1 1\n",
      "p:3: index 99999999999999999999 is beyond the largest of the LIBSVM format"),
-    ("p", "x\n-1 1\n2147483647 -1 1\n", "p:3: feature index 2147483647 would need 160.0 GB"),
-    ("d", None, "d: feature index 2147483647 would need 160.0 GB")])
+    ("p", "x\n-1 1\n2147483647 -1 1\n", "p:3: feature index 2147483647 would need 32.0 GB"),
+    ("d", None, "d: feature index 2147483647 would need 112.0 GB")])
 def test_feature_indices_whose_arrays_would_not_fit_are_refused(tmp_path, name, text, message):
     # per-feature arrays reach the largest index (as svm-scale's): refused before allocating
     (tmp_path / "d").write_text("+1 2147483647:1\n-1 1:1\n")

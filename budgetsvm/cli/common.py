@@ -122,8 +122,13 @@ def _run(command, argv, prog_name, hint_options):
         check_single_dash(argv, long_options(command) | set(hint_options))
         # the command itself rather than click's main(), which answers Ctrl-C with a blank
         # line on stderr (closing a terminal's ^C echo) even when stderr is a file or a pipe
+        name = prog_name or command.name
+        if hasattr(command, "_main_shell_completion"):
+            # what main() does first: with _BSVM_TRAIN_COMPLETE=bash_source (a shell's start-up
+            # file) click prints the completion script and exits
+            command._main_shell_completion({}, name)
         try:
-            with command.make_context(prog_name or command.name, argv) as ctx:
+            with command.make_context(name, argv) as ctx:
                 command.invoke(ctx)
         except click.exceptions.Exit as exc:     # --help, ctx.exit()
             if exc.exit_code:

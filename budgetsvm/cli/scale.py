@@ -147,13 +147,34 @@ def _warn_if_denser(nnz, new_nnz, standardize):
              "are non-negative and sparse, use -l 0 rather than the default -l -1", False)
 
 
-def _varying_columns(columns, values, rows):
-    """The columns (sorted) whose values over ``rows`` rows are not all equal, the implicit
-    zeros of the rows that do not store them included (svm-scale's min != max)."""
-    order = np.lexsort((values, columns))
+def _column_ranges(columns, values):
+    """(columns, min, max, count) of the values of each column that has some (sorted)."""
+    order = np.argsort(columns, kind="stable")
     columns, values = columns[order], values[order]
     unique, first, counts = np.unique(columns, return_index=True, return_counts=True)
-    low, high = values[first], values[first + counts - 1]
+    if len(unique) == 0:
+        return unique, np.zeros(0), np.zeros(0), counts
+    return (unique, np.minimum.reduceat(values, first), np.maximum.reduceat(values, first),
+            counts)
+
+
+def _merge_ranges(a, b):
+    """The _column_ranges of the values behind two of them."""
+    columns = np.concatenate([a[0], b[0]])
+    order = np.argsort(columns, kind="stable")
+    columns = columns[order]
+    low, high, counts = (np.concatenate([x, y])[order] for x, y in zip(a[1:], b[1:]))
+    unique, first = np.unique(columns, return_index=True)
+    if len(unique) == 0:
+        return a
+    return (unique, np.minimum.reduceat(low, first), np.maximum.reduceat(high, first),
+            np.add.reduceat(counts, first))
+
+
+def _varying_columns(ranges, rows):
+    """The columns (sorted) whose values over ``rows`` rows are not all equal, the implicit
+    zeros of the rows that do not store them included (svm-scale's min != max)."""
+    unique, low, high, counts = ranges
     zeros = counts < rows
     low, high = np.where(zeros, np.minimum(low, 0.0), low), \
         np.where(zeros, np.maximum(high, 0.0), high)
@@ -167,22 +188,22 @@ def _restore(scaling, restore_file, data_file, precise, zero_based=False):
     listed = scaling.keep
 
     def check(X, y):
-        # the values of the columns the restore file does not list (usually few)
+        # per column the restore file does not list: (column, min, max, count) of its values
         columns, values = X.indices, X.data
         unlisted = columns >= len(listed)
         unlisted[~unlisted] = ~listed[columns[~unlisted]]
-        return X.shape[0], X.nnz, columns[unlisted], values[unlisted]
+        return X.shape[0], X.nnz, _column_ranges(columns[unlisted], values[unlisted])
 
     with _rereadable(data_file) as path, _naming(data_file):
         rows = nnz = 0
-        columns, values = [np.zeros(0, np.int32)], [np.zeros(0)]
+        ranges = _column_ranges(np.zeros(0, np.int32), np.zeros(0))
         with _blocks(path, data_file, check, zero_based) as results:
-            for block_rows, block_nnz, block_columns, block_values in results:
+            for block_rows, block_nnz, block_ranges in results:
                 rows += block_rows
                 nnz += block_nnz
-                columns.append(block_columns)
-                values.append(block_values)
-        varying = _varying_columns(np.concatenate(columns), np.concatenate(values), rows)
+                # folded block by block: memory of the unlisted columns, not of their values
+                ranges = _merge_ranges(ranges, block_ranges)
+        varying = _varying_columns(ranges, rows)
         if len(varying):
             # svm-scale's warning, for the features whose values vary in the data (one line
             # for all of them instead of one each)

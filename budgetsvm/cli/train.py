@@ -373,7 +373,8 @@ def _check_stream_usage(params, training_file, folds, probability, monitor_file)
         raise click.UsageError("--stream is available for -s " + " and -s ".join(
             n for n in solvers.names() if solvers.get(n).streamable) + " only (an online method)")
     if training_file == "-" or is_pipe(training_file) or (
-            os.path.exists(training_file) and not is_regular_file(training_file)):
+            os.path.exists(training_file) and not os.path.isdir(training_file)
+            and not is_regular_file(training_file)):
         # a terminal (/dev/stdin) or a device would be read once per pass, and wait for them
         raise click.UsageError("--stream reads the training file once per epoch (plus a "
                                "first pass): give a file, not -, a pipe or a device")
