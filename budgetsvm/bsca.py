@@ -88,10 +88,11 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
 
 
 def _check_self_kernels(params, gamma, xsq):
-    """TrainingDiverged when a row's k(x_i, x_i) is not finite (a polynomial or linear kernel's
-    overflow): BSCA's step divides by it (Qaadan et al. 2019, the coordinate step), so every
-    step would be 0 and the model silently constant, where bsgd reports the overflow. RBF and
-    sigmoid kernels are bounded."""
+    """TrainingDiverged when k(x_i, x_i) is not finite (a polynomial or linear kernel's
+    overflow) on every row with features. BSCA's step divides by it (Qaadan et al. 2019, the
+    coordinate step): such a row's step is 0 and it never becomes a support vector, which is
+    how the rows that overflow are left out; when no row is left, the model would be silently
+    constant, where bsgd reports the overflow. RBF and sigmoid kernels are bounded."""
     with np.errstate(over="ignore", invalid="ignore"):
         if params.kernel == "poly":
             self_kernels = (gamma * xsq + float(params.coef0)) ** int(params.degree)
@@ -99,7 +100,8 @@ def _check_self_kernels(params, gamma, xsq):
             self_kernels = xsq
         else:
             return
-    if not np.all(np.isfinite(self_kernels)):
+    finite = np.isfinite(self_kernels)
+    if not finite.all() and not (finite & (xsq > 0)).any():
         raise TrainingDiverged(KERNEL_OVERFLOW)
 
 
