@@ -191,7 +191,7 @@ def test_malformed_model_one_line_exit_1_no_output(tmp_path, case):
 
 
 @pytest.mark.parametrize("args, option", [
-    (["-c", "0"], "-c"), (["-c", "-1"], "-c"), (["-g", "0"], "-g"), (["-e", "0"], "-e"),
+    (["-c", "0"], "-c"), (["-c", "-1"], "-c"), (["-g", "-1"], "-g"), (["-e", "0"], "-e"),
     (["-v", "1"], "-v"), (["--budget", "0"], "--budget"), (["--epochs", "0"], "--epochs"),
     (["-s", "3"], "-s"), (["-s", "nosuch"], "-s"), (["-t", "4"], "-t"), (["-h", "2"], "-h"),
     (["--max-iter", "-1"], "--max-iter"),

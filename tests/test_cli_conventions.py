@@ -354,3 +354,24 @@ def test_shell_completion_still_prints_its_script():
                                              "_BSVM_TRAIN_COMPLETE": "bash_source"})
     assert result.returncode == 0, result.stderr
     assert "_bsvm_train_completion()" in result.stdout
+
+
+def test_gamma_0_is_svm_train_s_default_gamma(tmp_path):
+    # svm-train sets gamma = 1/num_features when -g is 0 (its read_problem); grid scripts pass
+    # -g 0 for "the default". Oracle: the gamma of libsvm-official's model with -g 0.
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    heart = tmp_path / "heart"
+    heart.write_bytes(__import__("lzma").open(HEART).read())
+    y, x = svmutil.svm_read_problem(str(heart))
+    svmutil.svm_save_model(str(tmp_path / "theirs"), svmutil.svm_train(y, x, "-q -g 0"))
+    theirs = [line for line in (tmp_path / "theirs").read_text().splitlines()
+              if line.startswith("gamma ")]
+    for args, name in ((["-g", "0"], "zero"), ([], "default")):
+        result = subprocess.run([str(BIN / "bsvm-train"), "-q", "--budget", "20", *args,
+                                 "--format", "libsvm", heart, tmp_path / name],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+    assert (tmp_path / "zero").read_bytes() == (tmp_path / "default").read_bytes()
+    ours = [line for line in (tmp_path / "zero").read_text().splitlines()
+            if line.startswith("gamma ")]
+    assert float(ours[0].split()[1]) == float(theirs[0].split()[1]) == 1 / 13

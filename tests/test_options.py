@@ -279,7 +279,7 @@ def test_the_table_has_every_training_parameter():
 
 
 # A bad value of every checked option, as typed.
-BAD_VALUES = [("C", "-c", "0"), ("C", "-c", "-1"), ("gamma", "-g", "0"), ("eps", "-e", "0"),
+BAD_VALUES = [("C", "-c", "0"), ("C", "-c", "-1"), ("gamma", "-g", "-1"), ("eps", "-e", "0"),
               ("degree", "-d", "-1"), ("seed", "--seed", "-1"),
               ("seed", "--seed", str(2**63)), ("n_threads", "-n", "0"),
               ("max_iter", "--max-iter", "-1"), ("budget", "--budget", "0"),

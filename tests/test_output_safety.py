@@ -353,3 +353,18 @@ def test_importing_the_commands_leaves_ctrl_c_alone():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             preexec_fn=_default_sigint, timeout=60)
     assert result.stdout == "True\n", result.stderr
+
+
+def test_ctrl_c_with_a_broken_stderr_is_still_130(tmp_path, heart):
+    # the report of the interruption could not be written (stderr a pipe whose reader has
+    # gone): the exit status of an interrupted run stays 130, not the write error's 1
+    big = tmp_path / "big"
+    big.write_bytes(heart.read_bytes() * 100)
+    process = subprocess.Popen([str(BIN / "bsvm-train"), "-q", "--epochs", "1000", "big", "m"],
+                               cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               preexec_fn=_default_sigint)
+    process.stderr.close()
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 130
+    assert not (tmp_path / "m").exists()

@@ -220,8 +220,10 @@ def _ignore_signals():
 def _fail(message, status):
     _ignore_signals()
     # one line: a newline or other control character inside (a file name's) is escaped, not
-    # taken as the end of the message
-    click.echo(printable(message.strip()) if message.strip() else "error", err=True)
+    # taken as the end of the message; a stderr that cannot take it (a pipe whose reader has
+    # gone) must not change the exit status
+    with contextlib.suppress(OSError):
+        click.echo(printable(message.strip()) if message.strip() else "error", err=True)
     _exit(status)
 
 

@@ -184,6 +184,9 @@ def params_from_options(options):
     """TrainParams from the parsed training options (a dict of the names declared above),
     checked by check_params before any work (exit 2)."""
     fields = {field.name for field in dataclasses.fields(TrainParams)}
+    if options.get("gamma") == 0:
+        # svm-train takes -g 0 for its default, 1/num_features (grid scripts pass it)
+        options = {**options, "gamma": None}
     params = TrainParams(**{name: value for name, value in options.items() if name in fields})
     check_params(params)
     return params
