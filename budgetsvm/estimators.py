@@ -50,7 +50,7 @@ from budgetsvm import threads as _threads
 from budgetsvm.errors import BsvmError
 from budgetsvm.params import DEFAULTS as _D
 from budgetsvm.params import OPTIONS as _OPTIONS
-from budgetsvm.params import TrainParams, check_params
+from budgetsvm.params import TrainParams, check_params, is_real
 from budgetsvm.problem import canonical_csr
 
 try:  # scikit-learn is optional
@@ -193,7 +193,7 @@ class _BudgetSVMBase(_Mixin, _Base):
             if len(matches) == 0:
                 raise ValueError(f"class_weight: label {label!r} is not in the training data")
             # checked here, where the label is the caller's (the model's may be an encoding)
-            if not (_is_number(weight) and np.isfinite(weight) and weight > 0):
+            if not (is_real(weight) and np.isfinite(weight) and weight > 0):
                 raise ValueError(f"class_weight[{label!r}] must be a positive number, got "
                                  f"{weight!r}")
             out[float(self._values_[matches[0]])] = float(weight)
@@ -445,33 +445,28 @@ def _labels_are_numbers(classes):
                 and np.array_equal(back, classes))
 
 
-def _is_number(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+def _check_flag(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
-def _check_flag(name, value, none_allowed=False):
-    if not (isinstance(value, (bool, np.bool_)) or (none_allowed and value is None)):
-        allowed = "True, False or None" if none_allowed else "True or False"
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+def _problem_infos(info):
+    """A model's train_info as a list of dicts, one per binary problem (or the one of it)."""
+    if isinstance(info, dict):
+        info = [info]
+    return [d for d in info if isinstance(d, dict)] if isinstance(info, (list, tuple)) else []
 
 
 def _max_iter_reached(info):
     """Whether a linear solver (or one of its one-vs-rest problems) stopped at max_iter."""
-    if isinstance(info, dict):
-        info = [info]
-    return isinstance(info, (list, tuple)) and any(
-        isinstance(d, dict) and d.get("max_iter_reached") for d in info)
+    return any(d.get("max_iter_reached") for d in _problem_infos(info))
 
 
 def _n_iter(info):
     """Outer iterations from a model's train_info (the largest over binary problems)."""
-    if isinstance(info, dict):
-        info = [info]
-    if isinstance(info, (list, tuple)):
-        values = [d.get("n_iter") for d in info if isinstance(d, dict)]
-        values = [int(v) for v in values if isinstance(v, numbers.Integral)]
-        return max(values) if values else None
-    return None
+    values = [int(d["n_iter"]) for d in _problem_infos(info)
+              if isinstance(d.get("n_iter"), numbers.Integral)]
+    return max(values) if values else None
 
 
 def _as_csr(X):
@@ -581,7 +576,7 @@ class LinearSVC(_BudgetSVMBase):
             raise ValueError(f"loss must be one of {', '.join(_LOSSES)}, got {self.loss!r}")
         _check_flag("fit_intercept", self.fit_intercept)
         scaling = self.intercept_scaling
-        if self.fit_intercept and not (_is_number(scaling) and scaling > 0):
+        if self.fit_intercept and not (is_real(scaling) and scaling > 0):
             raise ValueError(f"intercept_scaling must be a positive number, got {scaling!r}")
         return TrainParams(solver=self.solver, C=self.C, loss=_LOSSES[self.loss], eps=self.tol,
                            max_iter=self.max_iter,
@@ -639,7 +634,7 @@ class WWLinearSVC(_BudgetSVMBase):
 
     def _train_params(self, n_features):
         return TrainParams(solver=self.solver, C=self.C, eps=self.tol, max_iter=self.max_iter,
-                           bias=float(self.bias) if _is_number(self.bias) else self.bias,
+                           bias=float(self.bias) if is_real(self.bias) else self.bias,
                            ww_subsolver=self.subsolver)
 
     @property

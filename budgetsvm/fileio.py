@@ -259,12 +259,16 @@ def atomic_output(path, binary=False):
         raise failure from None
 
 
+def _names_a_directory(path):
+    """A name that open(path, "w") refuses whatever exists there: one ending in '/', '.' or
+    '..' (realpath drops them: "out/" or "out/." would name a file "out")."""
+    name = os.fspath(path)
+    return name.endswith(("/", os.sep)) or os.path.basename(name) in (".", "..")
+
+
 @contextlib.contextmanager
 def _atomic_file(path, binary):
-    if os.fspath(path).endswith(("/", os.sep)) or \
-            os.path.basename(os.fspath(path)) in (".", ".."):
-        # realpath drops the slash and the dots: "out/" or "out/." would replace a file "out",
-        # where open() fails
+    if _names_a_directory(path):
         raise BsvmError(f"{path}: cannot write: it names a directory")
     target = os.path.realpath(path)     # through a symbolic link to its file, as open() goes
     try:
@@ -386,7 +390,7 @@ def check_output_path(path):
         raise BsvmError("cannot write to an empty file name")
     if os.fspath(path).endswith(("/", os.sep)) and not os.path.isdir(path):
         raise BsvmError(f"{path}: cannot write: a name ending in '/' names a directory")
-    if os.path.isdir(path) or os.path.basename(os.fspath(path)) in (".", ".."):
+    if os.path.isdir(path) or _names_a_directory(path):
         raise BsvmError(f"{path}: cannot write: it is a directory")
     if os.path.isfile(path) and not os.access(path, os.W_OK):
         raise BsvmError(f"{path}: cannot write: permission denied")

@@ -114,18 +114,18 @@ def _number(value):
     return f"{value:g}" if isinstance(value, numbers.Real) else repr(value)
 
 
-def _is_real(value):
+def is_real(value):
     """A number (numpy's too), not a bool: the Python API hands values over unconverted."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _positive(name, value):
-    if not (_is_real(value) and math.isfinite(value) and value > 0):
+    if not (is_real(value) and math.isfinite(value) and value > 0):
         raise ParameterError(f"{name} must be positive, got {_number(value)}")
 
 
 def _finite(name, value):
-    if not (_is_real(value) and math.isfinite(value)):
+    if not (is_real(value) and math.isfinite(value)):
         raise ParameterError(f"{name} must be a finite number, got {_number(value)}")
 
 
@@ -170,7 +170,7 @@ def check_params(p: TrainParams):
     for label, weight in p.class_weights.items():
         if not math.isfinite(label):
             raise ParameterError(f"-w: the label {label:g} is not a finite number")
-        if not (_is_real(weight) and math.isfinite(weight) and weight > 0):
+        if not (is_real(weight) and math.isfinite(weight) and weight > 0):
             raise ParameterError(f"-w{label:g} must be positive, got {_number(weight)}")
     _finite("-r", p.coef0)
     if p.max_iter is not None:

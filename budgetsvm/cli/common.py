@@ -150,7 +150,6 @@ def _run(command, argv, prog_name, hint_options):
     except BsvmError as exc:
         _fail(str(exc), 1)
     except KeyboardInterrupt:
-        _ignore_signals()
         if sys.stderr is not None and sys.stderr.isatty():
             click.echo(err=True)                # the terminal echoed ^C without a line end
         _fail("interrupted", 130)

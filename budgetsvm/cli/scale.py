@@ -147,28 +147,23 @@ def _warn_if_denser(nnz, new_nnz, standardize):
              "are non-negative and sparse, use -l 0 rather than the default -l -1", False)
 
 
-def _column_ranges(columns, values):
-    """(columns, min, max, count) of the values of each column that has some (sorted)."""
+def _column_ranges(columns, low, high=None, counts=None):
+    """(columns, min, max, count) per distinct column (sorted), reduced from entries
+    (column, low, high, count): values alone (high = low, count 1), or the ranges of several
+    blocks concatenated (what _merge_ranges folds)."""
+    high = low if high is None else high
+    counts = np.ones(len(columns), np.int64) if counts is None else counts
     order = np.argsort(columns, kind="stable")
-    columns, values = columns[order], values[order]
-    unique, first, counts = np.unique(columns, return_index=True, return_counts=True)
+    unique, first = np.unique(columns[order], return_index=True)
     if len(unique) == 0:
-        return unique, np.zeros(0), np.zeros(0), counts
-    return (unique, np.minimum.reduceat(values, first), np.maximum.reduceat(values, first),
-            counts)
+        return unique, np.zeros(0), np.zeros(0), np.zeros(0, np.int64)
+    return (unique, np.minimum.reduceat(low[order], first),
+            np.maximum.reduceat(high[order], first), np.add.reduceat(counts[order], first))
 
 
 def _merge_ranges(a, b):
     """The _column_ranges of the values behind two of them."""
-    columns = np.concatenate([a[0], b[0]])
-    order = np.argsort(columns, kind="stable")
-    columns = columns[order]
-    low, high, counts = (np.concatenate([x, y])[order] for x, y in zip(a[1:], b[1:]))
-    unique, first = np.unique(columns, return_index=True)
-    if len(unique) == 0:
-        return a
-    return (unique, np.minimum.reduceat(low, first), np.maximum.reduceat(high, first),
-            np.add.reduceat(counts, first))
+    return _column_ranges(*(np.concatenate([x, y]) for x, y in zip(a, b)))
 
 
 def _varying_columns(ranges, rows):
