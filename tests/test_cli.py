@@ -391,3 +391,22 @@ def test_cross_validation_with_probability_scores_the_probability_labels(tmp_pat
                      "liblinear", DATA / "heart_scale.xz", cwd=tmp_path)
         assert result.returncode == 0, result.stderr.decode()
         assert result.stdout.decode() == expected
+
+
+def test_names_of_solvers_and_choices_in_any_case(tmp_path):
+    # -t RBF is -t rbf (svm-train users type either); -s BSCA, --maintenance MERGE, --loss L2
+    # likewise: the model is the one of the lower-case command, byte for byte
+    pairs = [(["-s", "BSCA", "--maintenance", "MERGE", "--merge-search", "LOOKUP-WD", "-t", "RBF"],
+              ["-s", "bsca", "--maintenance", "merge", "--merge-search", "lookup-wd", "-t", "rbf"]),
+             (["-s", "DCD", "--loss", "L2"], ["-s", "dcd", "--loss", "l2"])]
+    for upper, lower in pairs:
+        models = []
+        for k, options in enumerate((upper, lower)):
+            models.append(tmp_path / f"m{k}")
+            r = run("bsvm-train", "-q", *options, "-c", "4", DATA / "heart_scale.xz", models[-1])
+            assert r.returncode == 0, r.stderr.decode()
+        assert models[0].read_bytes() == models[1].read_bytes()
+    # an unknown name keeps the spelling the user typed in its error
+    line = assert_one_line_error(run("bsvm-train", "-s", "FOO", DATA / "heart_scale.xz",
+                                     tmp_path / "x"), 2)
+    assert "'FOO'" in line

@@ -52,6 +52,9 @@ def _solver(ctx, param, value):
     # LIBSVM's and LIBLINEAR's -s numbers get a hint; other names are checked by check_params
     if value is not None and value.lstrip("-").isdigit():
         raise click.BadParameter(solver_number_hint(value.lstrip("+")))
+    # a name in any case, as -t takes RBF (-s BSGD is -s bsgd)
+    if value is not None and value.lower() in solvers.names():
+        return value.lower()
     return value
 
 
@@ -153,7 +156,7 @@ def _click_option(option):
     elif isinstance(kind, tuple) and option.aliases:
         kind, kw["callback"] = str, _aliases({**{v: v for v in kind}, **option.aliases})
     elif isinstance(kind, tuple):
-        kind = click.Choice(kind)
+        kind = click.Choice(kind, case_sensitive=False)  # --loss L2 is --loss l2
     kw.update(type=_TYPES.get(option.name, kind), default=default,
               show_default=option.show_default and default not in (None, ()))
     return click.option(*decls, **kw)
