@@ -218,7 +218,10 @@ def main(argv=None):
     ap.add_argument("--paper-max-iter", type=int, default=1000,
                     help="limit of the runs of Wang & Scott's algorithm (--ww-shrink none)")
     ap.add_argument("--repeats", type=int, default=5, help="most runs per point (median)")
-    ap.add_argument("--repeat-budget", type=float, default=3.0,
+    # 12 s: sector's points (a few seconds per round) get 2-4 rounds. LIBLINEAR -s 4 draws its
+    # order from an unseeded rand() and stops after 5 or 6 iterations on sector at C = 2^-2
+    # (0.82-1.15 s), so one round decides the ratio by chance.
+    ap.add_argument("--repeat-budget", type=float, default=12.0,
                     help="repeat a point only while its runs took less CPU time than this")
     ap.add_argument("--no-liblinear", action="store_true")
     ap.add_argument("--no-paper", action="store_true",
