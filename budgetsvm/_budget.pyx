@@ -706,8 +706,10 @@ cdef class SVStore:
         st.nr_coef = nr_coef
         st.maintenance = MAINTENANCE_KINDS[maintenance]
         st.merge_search = MERGE_SEARCH_KINDS[merge_search]
-        # Lookup tables: built once per process (needs the GIL), valid for its lifetime.
-        st.tables = merge_tables() if merge_search in ("lookup-h", "lookup-wd") else NULL
+        # Lookup tables: built once per process (needs the GIL), valid for its lifetime; only
+        # binary merges use them (multi-class merging searches by GSS, §2.5)
+        st.tables = merge_tables() \
+            if merge_search in ("lookup-h", "lookup-wd") and nr_coef == 1 else NULL
         st.X = _dptr(arrays["X"])
         st.sq = _dptr(arrays["sq"])
         st.kd = _dptr(arrays["kd"])

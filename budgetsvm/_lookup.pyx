@@ -194,10 +194,11 @@ _build = None
 # The build takes about 0.13 s of CPU, a tenth of a default bsgd run on ijcnn1, in every process
 # that merges with a table. A built table is therefore kept in the user's cache folder and read
 # back (about 0.02 s of CPU) by later processes. Its name carries a digest of this compiled module, so a
-# rebuilt module never reads another's tables; the file is written atomically; a file that
-# cannot be read, has the wrong shape or disagrees with a fresh search at a few nodes is ignored
-# and replaced. BSVM_CACHE_DIR names the folder (empty: no file is read or written); by default
-# $XDG_CACHE_HOME/budgetsvm, else ~/.cache/budgetsvm.
+# rebuilt module never reads another's tables; the file is written atomically with a digest of
+# its tables; a file that is not a regular file, cannot be read, has the wrong shape or digest
+# or disagrees with a fresh search at a few nodes is ignored and replaced. BSVM_CACHE_DIR names
+# the folder (empty: no file is read or written); by default $XDG_CACHE_HOME/budgetsvm (when
+# absolute), else ~/.cache/budgetsvm (when there is a home folder; else nothing is cached).
 
 # Nodes (m index, κ index) of the WD table recomputed to check a cached file, bit for bit.
 CHECK_NODES = ((200, 0), (200, 55), (263, 17), (300, 241), (333, 54), (371, 399), (400, 1),
@@ -205,38 +206,65 @@ CHECK_NODES = ((200, 0), (200, 55), (263, 17), (300, 241), (333, 54), (371, 399)
 
 
 def cache_folder():
-    """The folder of the cached tables, or None when caching is off (BSVM_CACHE_DIR='')."""
+    """The folder of the cached tables, or None when caching is off: BSVM_CACHE_DIR='' or no
+    absolute folder to use (a relative $XDG_CACHE_HOME is ignored, as the XDG specification
+    says; with no home folder, as for a user id without a passwd entry, nothing is cached
+    rather than a folder named '~' made in the working directory)."""
     import os
     from pathlib import Path
     folder = os.environ.get("BSVM_CACHE_DIR")
     if folder is not None:
-        return Path(folder) if folder else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return Path(os.path.expanduser(folder)) if folder else None
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
     return Path(base) / "budgetsvm"
 
 
 def cache_path():
-    """The file of this build of the module's tables, or None when caching is off."""
+    """The file of this build of the module's tables, or None when caching is off (also when
+    this module's file cannot be read to name it: caching is only ever an optimisation)."""
     import hashlib
     folder = cache_folder()
     if folder is None:
         return None
-    with open(__file__, "rb") as module:
-        digest = hashlib.sha256(module.read()).hexdigest()[:16]
+    try:
+        with open(__file__, "rb") as module:
+            digest = hashlib.sha256(module.read()).hexdigest()[:16]
+    except OSError:
+        return None
     return folder / f"merge-tables-{LOOKUP_NODES}-{digest}.npz"
+
+
+def _tables_digest(wd, hf):
+    """SHA-256 of the two tables' bytes, stored with them: a file edited after it was written
+    (the nodes checked below are a dozen of 161,000) is not used."""
+    import hashlib
+    digest = hashlib.sha256(np.ascontiguousarray(wd).tobytes())
+    digest.update(np.ascontiguousarray(hf).tobytes())
+    return np.frombuffer(digest.digest(), dtype=np.uint8)
 
 
 def _read_cached(path):
     """The tables in path as a finished MergeLookup, or None if it is missing or not right."""
+    import os
+    import stat
     cdef double h, node_wd
     try:
+        # a regular file only: np.load of a FIFO would wait for a writer forever
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         with np.load(path, allow_pickle=False) as saved:
-            wd, hf = saved["wd"], saved["h_folded"]
-    except Exception:                  # missing, unreadable, truncated, not an npz
+            wd, hf, digest = saved["wd"], saved["h_folded"], saved["digest"]
+    except Exception:                  # missing, unreadable, truncated, not an npz, no digest
         return None
     if (wd.dtype != np.float64 or hf.dtype != np.float64
             or wd.shape != (LOOKUP_NODES, LOOKUP_NODES)
-            or hf.shape != (LOOKUP_HALF_NODES, LOOKUP_NODES)):
+            or hf.shape != (LOOKUP_HALF_NODES, LOOKUP_NODES)
+            or not np.array_equal(digest, _tables_digest(wd, hf))):
         return None
     for i, j in CHECK_NODES:
         _table_node(i, j, &h, &node_wd)
@@ -260,7 +288,10 @@ def _write_cached(path, MergeLookup tables):
                                              suffix=".npz")
         try:
             with os.fdopen(handle, "wb") as out:
-                np.savez(out, wd=tables.wd_table, h_folded=tables.h_table)
+                np.savez(out, wd=tables.wd_table, h_folded=tables.h_table,
+                         digest=_tables_digest(tables.wd_table, tables.h_table))
+            # readable by the other users of a shared BSVM_CACHE_DIR (mkstemp makes it 0600)
+            os.chmod(temporary, 0o644)
             os.replace(temporary, path)
         except BaseException:
             os.unlink(temporary)

@@ -97,7 +97,8 @@ print(t.from_file or "built", digest)
 def table_origin(cache_dir):
     """(where a fresh process got its tables: 'built' or the file, their digest)."""
     out = subprocess.run([sys.executable, "-c", _TABLE_ORIGIN], capture_output=True, text=True,
-                         check=True, env=dict(os.environ, BSVM_CACHE_DIR=str(cache_dir)))
+                         check=True, env=dict(os.environ, BSVM_CACHE_DIR=str(cache_dir)),
+                         timeout=120)
     assert out.stderr == ""
     origin, digest = out.stdout.split()
     return origin, digest
@@ -123,26 +124,85 @@ def _tamper_garbage(path):
 
 
 def _tamper_checked_node(path):
-    # one node that the reader recomputes (CHECK_NODES), as a stale module's tables would differ
+    # one node that the reader recomputes (CHECK_NODES), as a stale module's tables would differ;
+    # the digest is made to match, so that only the node check can notice
     with np.load(path) as saved:
         wd, hf = saved["wd"].copy(), saved["h_folded"].copy()
     wd[300, 241] = np.nextafter(wd[300, 241], 1.0)
-    np.savez(path, wd=wd, h_folded=hf)
+    np.savez(path, wd=wd, h_folded=hf, digest=L._tables_digest(wd, hf))
+
+
+def _tamper_values_off_the_checked_nodes(path):
+    # every value but the checked nodes made NaN (the digest left as saved): a NaN WD makes the
+    # first candidate win every merge scan, and the model changed with exit status 0
+    with np.load(path) as saved:
+        wd, hf, digest = saved["wd"].copy(), saved["h_folded"].copy(), saved["digest"]
+    kept_wd, kept_hf = wd.copy(), hf.copy()
+    wd[:] = np.nan
+    hf[:] = 0.5
+    for i, j in L.CHECK_NODES:
+        wd[i, j] = kept_wd[i, j]
+        hf[i - N // 2, j] = kept_hf[i - N // 2, j]
+    np.savez(path, wd=wd, h_folded=hf, digest=digest)
+
+
+def _tamper_no_digest(path):
+    # a file of the earlier format (no digest) is rebuilt once
+    with np.load(path) as saved:
+        np.savez(path, wd=saved["wd"], h_folded=saved["h_folded"])
 
 
 def _tamper_shape(path):
     with np.load(path) as saved:
-        np.savez(path, wd=saved["wd"][:-1], h_folded=saved["h_folded"])
+        np.savez(path, wd=saved["wd"][:-1], h_folded=saved["h_folded"], digest=saved["digest"])
+
+
+def _tamper_fifo(path):
+    # a FIFO where the file should be: np.load would wait for a writer forever
+    path.unlink()
+    os.mkfifo(path)
 
 
 @pytest.mark.parametrize("tamper", [_tamper_truncated, _tamper_garbage, _tamper_checked_node,
-                                    _tamper_shape])
+                                    _tamper_values_off_the_checked_nodes, _tamper_no_digest,
+                                    _tamper_shape, _tamper_fifo])
 def test_a_damaged_table_file_is_rebuilt_and_replaced(tmp_path, tamper):
     origin, built = table_origin(tmp_path)
     path = next(tmp_path.glob("merge-tables-*.npz"))
     tamper(path)
     assert table_origin(tmp_path) == ("built", built)
     assert table_origin(tmp_path) == (str(path), built)
+
+
+def test_the_saved_file_is_readable_by_other_users_of_the_folder(tmp_path):
+    table_origin(tmp_path)
+    path = next(tmp_path.glob("merge-tables-*.npz"))
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_the_cache_folder_is_absolute_or_there_is_none(monkeypatch, tmp_path):
+    monkeypatch.delenv("BSVM_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert L.cache_folder() == tmp_path / "xdg" / "budgetsvm"
+    # a relative XDG_CACHE_HOME is ignored (XDG Base Directory specification)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")
+    assert L.cache_folder() == tmp_path / ".cache" / "budgetsvm"
+    # BSVM_CACHE_DIR takes ~ as the home folder
+    monkeypatch.setenv("BSVM_CACHE_DIR", "~/tables")
+    assert L.cache_folder() == tmp_path / "tables"
+    # no home folder (HOME unset and a user id without a passwd entry, as in containers run
+    # with --user): nothing is cached, rather than a folder named '~' in the working directory
+    import pwd
+    monkeypatch.delenv("BSVM_CACHE_DIR")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.delenv("HOME")
+
+    def no_entry(uid):
+        raise KeyError(uid)
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    assert os.path.expanduser("~") == "~"
+    assert L.cache_folder() is None and L.cache_path() is None
 
 
 def test_an_unwritable_cache_folder_only_costs_the_build(tmp_path):
@@ -483,3 +543,25 @@ def test_the_robust_scan_makes_the_papers_merges():
         stores.append(store.export())
     for fast, papers in zip(*stores):
         np.testing.assert_array_equal(fast, papers)
+
+
+_MULTICLASS_TRAINING = """
+import numpy as np, scipy.sparse as sp
+from budgetsvm.params import TrainParams
+from budgetsvm.train import train
+rng = np.random.default_rng(0)
+X = sp.csr_matrix(rng.normal(size=(60, 3)))
+y = np.repeat([1.0, 2.0, 3.0], 20)
+model = train(X, y, TrainParams(solver="bsgd", budget=5, epochs=1, C=1.0, gamma=0.5))
+print(model.train_info["n_merges"] > 0)
+"""
+
+
+def test_multi_class_merging_builds_no_tables(tmp_path):
+    # multi-class bsgd merges by GSS (§2.5): its store takes no tables, so none are built, and a
+    # process that builds them saves them in the cache folder (the test above)
+    out = subprocess.run([sys.executable, "-c", _MULTICLASS_TRAINING], capture_output=True,
+                         text=True, check=True, timeout=120,
+                         env=dict(os.environ, BSVM_CACHE_DIR=str(tmp_path)))
+    assert out.stdout.split() == ["True"]          # it merged
+    assert not list(tmp_path.iterdir())
