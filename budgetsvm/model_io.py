@@ -55,6 +55,9 @@ LIBSVM_TYPES = ("c_svc", "nu_svc")
 LIBSVM_OTHERS = {"one_class": "one-class", "epsilon_svr": "regression", "nu_svr": "regression"}
 
 MAX_INDEX = 2**31 - 1
+# class labels in LIBSVM/LIBLINEAR files are C ints: [-2^31, 2^31 - 1] (LIBLINEAR trains on
+# -2147483648 and writes it)
+MIN_LABEL = -2**31
 # Data sections are parsed this many bytes of text at a time (plus the rest of a line); 1 MiB
 # is as fast as larger blocks (sector.scale's 65 MB model) and keeps the text held small.
 BODY_BLOCK_BYTES = 1 << 20
@@ -157,7 +160,7 @@ def check_format(format, solver, labels=None):
                              f"multi-class -s {solver} model (arg-max over classes) has no "
                              "LIBSVM one-vs-one form: use --format native")
     bad = [v for v in np.asarray(labels, dtype=np.float64).tolist()
-           if not v.is_integer() or abs(v) > MAX_INDEX]
+           if not v.is_integer() or not MIN_LABEL <= v <= MAX_INDEX]
     if bad:
         raise ParameterError(f"--format {format}: LIBSVM/LIBLINEAR files store class labels as "
                              f"32-bit integers, got {bad[0]:.17g}: use --format native")
@@ -309,7 +312,7 @@ def _formatted_blocks(n_rows, block_rows, format_block):
 def _int_labels(model, labels=None):
     labels = model.labels if labels is None else labels
     check_integer_labels(labels.tolist())
-    if (np.abs(labels) > MAX_INDEX).any():
+    if ((labels < MIN_LABEL) | (labels > MAX_INDEX)).any():
         raise BsvmError("class labels must fit in a 32-bit integer for LIBSVM/LIBLINEAR files")
     return " ".join(["label"] + ["%d" % v for v in labels.tolist()])
 
@@ -613,13 +616,16 @@ class _Reader:
         """Read ``key value...`` lines from index ``start`` up to a line whose key is in ``ends``.
 
         Returns (fields, repeated_lines, index of the end line, the end key). Keys may come in
-        any order; each at most once except those in ``repeated``."""
+        any order; each at most once except those in ``repeated``. Blank lines are refused in
+        the native header and skipped in LIBSVM's and LIBLINEAR's, as their fscanf readers do."""
         fields, extra = {}, {k: [] for k in repeated}
         i = start - 1
         while self.has_line(i + 1):
             i += 1
             tokens = self.lines[i].split()
             if not tokens:
+                if kind != "model":
+                    continue
                 self.fail(i + 1, f"empty line in the {kind} header")
             key = tokens[0].decode("ascii", "replace")
             if key in ends:
@@ -981,7 +987,7 @@ class _Reader:
     def labels(self, h, k, integer):
         line, values = h.values("label", k)
         if integer:
-            return np.array([self.integer(v, line, "label", -MAX_INDEX) for v in values],
+            return np.array([self.integer(v, line, "label", MIN_LABEL) for v in values],
                             dtype=np.float64)
         labels = h.reals("label", k)
         if len(np.unique(labels)) != k:

@@ -410,3 +410,14 @@ def test_names_of_solvers_and_choices_in_any_case(tmp_path):
     line = assert_one_line_error(run("bsvm-train", "-s", "FOO", DATA / "heart_scale.xz",
                                      tmp_path / "x"), 2)
     assert "'FOO'" in line
+
+
+def test_format_names_in_any_case(tmp_path):
+    models = []
+    for name in ("LIBSVM", "libsvm"):
+        models.append(tmp_path / name)
+        r = run("bsvm-train", "-q", "--format", name, "-c", "4", DATA / "heart_scale.xz",
+                models[-1])
+        assert r.returncode == 0, r.stderr.decode()
+    assert models[0].read_bytes() == models[1].read_bytes()
+    assert models[0].read_text().startswith("svm_type c_svc")

@@ -250,6 +250,59 @@ def test_liblinear_two_class_crammer_singer_uses_the_first_column(tmp_path):
     assert path.read_text().endswith("w\n1 -1 \n")
 
 
+def _with_blank_line_after(text, line_number):
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[:line_number] + ["\n", "  \n"] + lines[line_number:])
+
+
+@pytest.mark.parametrize("tool", ["liblinear", "libsvm"])
+def test_blank_lines_in_an_official_header_are_skipped_as_the_official_readers_do(
+        tmp_path, heart, tool):
+    X, y = heart
+    path = tmp_path / "official.model"
+    if tool == "liblinear":
+        liblinearutil.save_model(str(path), liblinearutil.train(y, X, "-s 3 -q"))
+        load_theirs, predict_theirs = liblinearutil.load_model, liblinearutil.predict
+    else:
+        svmutil.svm_save_model(str(path), svmutil.svm_train(y, X, "-c 4 -q"))
+        load_theirs, predict_theirs = svmutil.svm_load_model, svmutil.svm_predict
+    text = path.read_text()
+    blank = tmp_path / "blank.model"
+    blank.write_text(_with_blank_line_after(text, 2))
+    # the official reader takes the file (fscanf skips blank lines) and predicts as before
+    labels_theirs, _, _ = predict_theirs([], X, load_theirs(str(blank)), "-q")
+    ours = load_model(str(blank))
+    assert_same_model(ours, load_model(str(path)))
+    assert np.array_equal(ours.predict(X), labels_theirs)
+
+
+def test_a_blank_line_in_the_native_header_is_still_refused(tmp_path):
+    text = dumps_model(LinearModel([1, 2], np.ones((1, 3)), -1, None, "binary", "dcd"))
+    path = tmp_path / "native.model"
+    path.write_text(_with_blank_line_after(text, 2))
+    with pytest.raises(ModelFormatError, match=":3: empty line in the model header"):
+        load_model(str(path))
+
+
+def test_the_smallest_32_bit_label_is_a_label_of_liblinear_files(tmp_path, heart):
+    # C ints hold -2147483648: LIBLINEAR trains on it and writes it; we read its file, and our
+    # files with it are read by LIBLINEAR (it was refused both ways)
+    X, y = heart
+    y = np.where(y < 0, -2.0**31, y)
+    theirs = liblinearutil.train(y, X, "-s 3 -q")
+    path = tmp_path / "ll.model"
+    liblinearutil.save_model(str(path), theirs)
+    assert "label 1 -2147483648" in path.read_text()
+    labels_theirs, _, _ = liblinearutil.predict([], X, theirs, "-q")
+    assert np.array_equal(load_model(str(path)).predict(X), labels_theirs)
+    ours = tmp_path / "ours.model"
+    save_model(load_model(str(path)), str(ours), format="liblinear")
+    assert ours.read_text() == path.read_text()
+    model_io.check_format("liblinear", "dcd", np.unique(y))
+    with pytest.raises(BsvmError, match="32-bit"):
+        model_io.check_format("liblinear", "dcd", np.array([-2.0**31 - 1, 1.0]))
+
+
 @pytest.mark.parametrize("options", ["-s 3", "-s 3 -B 1", "-s 4 -B 1"])
 def test_liblinear_multiclass_model(tmp_path, options):
     X, y = three_class(np.random.default_rng(3))

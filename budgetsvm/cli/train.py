@@ -204,7 +204,8 @@ def params_from_options(options):
               help="also print solver statistics (coordinate updates of dcd/acf)")
 @click.option("-b", "probability", type=click.Choice(["0", "1"]), default="0",
               help="1: fit a probability model (Platt scaling by internal 5-fold CV) [0]")
-@click.option("--format", "model_format", type=click.Choice(["native", "liblinear", "libsvm"]),
+@click.option("--format", "model_format",
+              type=click.Choice(["native", "liblinear", "libsvm"], case_sensitive=False),
               default="native", show_default=True,
               help="model file format (liblinear: linear models; libsvm: binary or one-class "
                    "kernel models)")
