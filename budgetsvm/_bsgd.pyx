@@ -69,7 +69,7 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                double radius=1.0, Py_ssize_t epochs=1, uint64_t seed=1, callback=None,
                Py_ssize_t callback_every=10000, trace=None, double renorm_low=1e-100,
                double renorm_high=1e100, order=None, state=None, total_steps=None,
-               int64_t origin_offset=0):
+               int64_t origin_offset=0, row_weight=None):
     """Run BSGD on the CSR rows (data, indices, indptr) into ``store``.
 
     store.nr_coef == 1 gives the binary problem (class 0 → y = +1, class 1 → y = −1), otherwise
@@ -88,7 +88,8 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
     report the statistics, of one uninterrupted run. total_steps is what the callback reports
     as the total (default: the steps of this call). An inserted row i is recorded with origin
     origin_offset + i (its row number in the whole data when the call covers one piece of it),
-    which is what coalescing (a store made with coalesce=True) keys on.
+    which is what coalescing (a store made with coalesce=True) keys on. row_weight (n,):
+    positive instance weights that multiply class_weight[y_i] (the Python API's sample_weight).
     """
     cdef Store* st = &store.st
     cdef Py_ssize_t n = indptr.shape[0] - 1
@@ -115,6 +116,14 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
     g_arr = np.zeros(nc)
     coef_arr = np.zeros(nc)
     cdef Py_ssize_t[::1] visit = order_arr
+    cdef const double[::1] row_weight_view
+    cdef const double* rw = NULL               # NULL: every row weighs 1
+    if row_weight is not None:
+        row_weight_view = np.ascontiguousarray(row_weight, dtype=np.float64)
+        if row_weight_view.shape[0] != n:
+            raise ValueError("row_weight needs one weight per row")
+        if n > 0:
+            rw = &row_weight_view[0]
     cdef double* krow = <double*>cnp.PyArray_DATA(krow_arr)
     cdef double* g = <double*>cnp.PyArray_DATA(g_arr)
     cdef double* coef = <double*>cnp.PyArray_DATA(coef_arr)
@@ -154,6 +163,8 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                 t += 1
                 yc = y_index[i]
                 wy = class_weight[yc]
+                if rw != NULL:
+                    wy = wy * rw[i]
                 x = csr_row(&R, i)
                 # krow = k(x_i, X̃);  g = A.T @ krow  (the margin row, kept for projection)
                 kernel_row_sparse(&st.kernel, st.X, st.cap, st.n, st.sq, x, xsq[i], krow)

@@ -106,7 +106,7 @@ def _check_self_kernels(params, gamma, xsq):
 
 
 def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None,
-               compare_merges=False):
+               compare_merges=False, sample_weight=None):
     """Train a budgeted kernel SVM by BSCA (docs/ALGORITHMS.md §3); returns a KernelModel. The
     fit signature of every solver (solvers.SolverSpec).
 
@@ -122,6 +122,8 @@ def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monit
     n_removals, n_projections, n_inspan, n_merge_evals, merge_fraction, train_seconds,
     maintenance_seconds, gamma, (k > 2) per_model: the info dict of every binary model;
     compare_merges: the comparison-mode counters of train_bsgd (per binary model).
+    sample_weight: positive instance weights (the Python API's): the box of α_i is
+    [0, C·w_{y_i}·sample_weight[i]], and the refit weighs row i's loss alike.
     """
     from budgetsvm.model import KernelModel, KernelSpec
     labels = np.asarray(labels, dtype=np.float64)
@@ -135,6 +137,8 @@ def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monit
     y_index = np.asarray(y_index, dtype=np.int32)
     class_cost = class_costs(labels, params)
     upper = class_cost[y_index]
+    if sample_weight is not None:
+        upper = upper * sample_weight
     test = None
     if monitor_test is not None:
         test = (canonical_csr(monitor_test[0]), np.asarray(monitor_test[1], dtype=np.int32))
@@ -208,4 +212,5 @@ def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monit
     bounds = np.cumsum([0] + [i["n_sv"] for i in infos])
     groups = None if k == 2 else [(np.arange(bounds[c], bounds[c + 1]), [c]) for c in models]
     return polish_model(model, X, y_index, class_cost, params, groups=groups,
-                        on_iteration=refit_progress(callback, progress.total))
+                        on_iteration=refit_progress(callback, progress.total),
+                        row_weight=sample_weight)

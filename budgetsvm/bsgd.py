@@ -90,7 +90,7 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, *, monitor=None, moni
         # Random(seed).permutation replays the core's per-epoch shuffle (budgetsvm/_bsgd.pyx).
         rng, res, seconds, maintenance_seconds, merges = Random(seed), None, 0.0, 0.0, 0
         cpu = 0.0        # CPU time of this thread in the core (the core runs in the caller)
-        upper = float(params.C) * class_weight[y_index]
+        upper = float(params.C) * class_weight[y_index] * options.get("row_weight", 1.0)
         for epoch in range(1, epochs + 1):
             order = rng.permutation(n)
             start, start_cpu = time.perf_counter(), time.thread_time()
@@ -117,7 +117,7 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, *, monitor=None, moni
 
 
 def train_bsgd(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None,
-               compare_merges=False):
+               compare_merges=False, sample_weight=None):
     """Train a budgeted kernel SVM by BSGD; returns a KernelModel. The fit signature of every
     solver (solvers.SolverSpec).
 
@@ -138,6 +138,8 @@ def train_bsgd(X, y_index, labels, params, callback=None, *, monitor=None, monit
     merging diagnostics, Glasmachers & Qaadan 2018, Table 3; slower) also n_compared, same_as_gss,
     same_as_precise, wd_ratio_mean, wd_ratio_max, gss_wd_ratio_mean, wd_excess_total,
     gss_wd_excess_total, optimal_fraction, gss_optimal_fraction (SVStore.counters).
+    sample_weight: positive instance weights (the Python API's): the loss term of row i is
+    weighted by w_{y_i}·sample_weight[i], in the steps and in the refit.
     """
     labels = np.asarray(labels, dtype=np.float64)
     if len(labels) < 2:
@@ -146,12 +148,16 @@ def train_bsgd(X, y_index, labels, params, callback=None, *, monitor=None, monit
     if monitor_test is not None:
         monitor_test = (canonical_csr(monitor_test[0]), np.asarray(monitor_test[1]))
     class_weight = class_weights(labels, params)
+    extra = {} if sample_weight is None else \
+        {"row_weight": np.ascontiguousarray(sample_weight, dtype=np.float64)}
     sv, coef, origin, info = fit_bsgd(X, y_index, len(labels), params, callback,
                                       monitor=monitor, monitor_test=monitor_test,
-                                      compare_merges=compare_merges, class_weight=class_weight)
+                                      compare_merges=compare_merges, class_weight=class_weight,
+                                      **extra)
     model = bsgd_model(labels, params, X.shape[0], X.shape[1], sv, coef, info)
     return polish_model(model, X, y_index, float(params.C) * class_weight, params,
-                        on_iteration=refit_progress(callback, X.shape[0] * int(params.epochs)))
+                        on_iteration=refit_progress(callback, X.shape[0] * int(params.epochs)),
+                        row_weight=sample_weight)
 
 
 def bsgd_model(labels, params, n, d, sv, coef, info):

@@ -70,8 +70,9 @@ def subproblem(y_index, labels, costs, params, r):
         np.where(positive, costs[r], float(params.C))
 
 
-def fit_linear(X, y_index, labels, params, callback=None):
+def fit_linear(X, y_index, labels, params, callback=None, sample_weight=None):
     """Train the binary or one-vs-rest problems; returns (coef, bias_coef, multiclass, info).
+    sample_weight: positive weights of the rows, which multiply their costs C_i (None: 1).
 
     coef is float64 (nr_w, n_features) without the bias column, bias_coef (nr_w,) the bias
     weights (zeros when params.bias < 0), multiclass 'binary' or 'ovr', info one dict per
@@ -104,6 +105,8 @@ def fit_linear(X, y_index, labels, params, callback=None):
         # One sub-problem; the sub-problems share the data and run on the -n threads
         # (budgetsvm/threads.py), each with its own generator (sub_seed).
         label, y, C_i = subproblem(y_index, labels, costs, params, r)
+        if sample_weight is not None:
+            C_i = C_i * sample_weight
         report = None if callback is None else progress.reporter(
             lambda gap, it: ovr_prefix(label, k, progress.done) +
             f"iter {iteration_text(it, max_iter)}  {violation} = {gap:.3g}")
@@ -134,7 +137,8 @@ def fit_linear(X, y_index, labels, params, callback=None):
     return coef, bias_coef, multiclass, info
 
 
-def train_linear(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None):
+def train_linear(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None,
+                 sample_weight=None):
     """Train a LinearModel by dual coordinate descent (solver params.solver: 'dcd' or 'acf'). The
     fit signature of every solver (solvers.SolverSpec); neither is monitorable: a monitor is
     refused.
@@ -153,11 +157,13 @@ def train_linear(X, y_index, labels, params, callback=None, *, monitor=None, mon
     positive class), n_iter, n_updates, max_iter_reached, dual_objective (LIBLINEAR's
     "Objective value"), primal_objective, n_sv, n_unshrink (dcd: shrinking undone; acf: canstop
     resets), seed, seconds.
-    ``info_lines(model.train_info)`` renders LIBLINEAR's messages.
+    ``info_lines(model.train_info)`` renders LIBLINEAR's messages. sample_weight: positive
+    instance weights (the Python API's): row i's cost is C·w_{y_i}·sample_weight[i].
     """
     from budgetsvm.model import LinearModel
     check_monitor(params.solver, monitor)
-    coef, bias_coef, multiclass, info = fit_linear(X, y_index, labels, params, callback)
+    coef, bias_coef, multiclass, info = fit_linear(X, y_index, labels, params, callback,
+                                                   sample_weight)
     model = LinearModel(np.asarray(labels), coef, float(params.bias), bias_coef, multiclass,
                         params.solver, params=metadata(params, info))
     model.train_info = info

@@ -21,10 +21,12 @@ Conventions (documented in README.md, "Python API"):
   scikit-learn); a ``numpy.random.RandomState`` draws a seed from it.
 * ``class_weight``: a dict {label: weight} (``-wLABEL weight``) or ``'balanced'``
   (weight n/(k·n_c) per class, as scikit-learn).
-* ``sample_weight``: none of the solvers supports instance weights. ``fit`` accepts weights that
-  are all equal (they multiply C, which is what equal instance weights mean) with zeros allowed
-  (those rows are left out, as if not given: ``classes_`` holds the classes of the other rows);
-  any other weighting raises ValueError.
+* ``sample_weight``: instance weights multiply the rows' costs, C·w_{y_i}·sample_weight[i], in
+  every solver (the dual box of dcd, acf, ww and bsca, the loss weight of bsgd's steps, and the
+  refit's loss); weights of 0 leave their rows out, as if not given (``classes_`` holds the
+  classes of the other rows); equal weights w are C·w exactly (the model of
+  ``bsvm-train -c C·w``). For probability=True, the internal folds' models are trained with
+  their rows' weights and the sigmoid fit is unweighted, as in LIBSVM.
 * Bytes: the refit of ``BudgetSVC`` (the default polish) uses BLAS, whose multi-threaded sums
   differ in the last bits from single-threaded ones. The command-line tools run BLAS on one
   thread; to get bsvm-train's model bytes from Python, set OPENBLAS_NUM_THREADS=1 (MKL:
@@ -238,7 +240,7 @@ class _BudgetSVMBase(_Mixin, _Base):
                               dtype=np.float64, reset=True)
         check_classification_targets(y)
         X = _as_csr(X)
-        scale = 1.0
+        scale, row_weight = 1.0, None
         if sample_weight is not None:
             w = np.asarray(sample_weight, dtype=np.float64).ravel()
             if w.shape != (X.shape[0],):
@@ -249,14 +251,13 @@ class _BudgetSVMBase(_Mixin, _Base):
             positive = w > 0
             if not positive.any():
                 raise ValueError("sample_weight: all weights are zero")
-            if not np.all(w[positive] == w[positive][0]):
-                raise ValueError(
-                    f"{type(self).__name__} does not support instance weights: sample_weight "
-                    "must be uniform (zeros allowed, those rows are left out); use "
-                    "class_weight for per-class weights")
-            scale = float(w[positive][0])
             if not positive.all():
-                X, y = X[positive], y[positive]
+                X, y, w = X[positive], y[positive], w[positive]
+            if np.all(w == w[0]):
+                # equal weights are C times the weight: the model of bsvm-train -c C·w
+                scale = float(w[0])
+            else:
+                row_weight = w
         # the classes of the rows trained on: a row of weight 0 is left out as if not given
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         y_idx = y_idx.ravel()
@@ -279,9 +280,10 @@ class _BudgetSVMBase(_Mixin, _Base):
             check_params(params)        # before C is scaled, so that C=None names C
             params.C = float(params.C) * scale
             if self.probability:
-                self.model_ = _probability.train_with_probability(X, y_values, params)
+                self.model_ = _probability.train_with_probability(X, y_values, params,
+                                                                  sample_weight=row_weight)
             else:
-                self.model_ = train(X, y_values, params)
+                self.model_ = train(X, y_values, params, sample_weight=row_weight)
         except BsvmError as exc:
             raise ValueError(self._in_parameter_names(str(exc))) from None
         self._setup_order()

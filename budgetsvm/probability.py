@@ -224,7 +224,7 @@ def predict_with_proba(model, X):
     return model.labels[np.argmax(P, axis=1)], P
 
 
-def _heldout_fold(X, y, params, fold, f):
+def _heldout_fold(X, y, params, fold, f, sample_weight=None):
     """What fold f contributes to the held-out decision values: None (no rows), ("one", the
     only class of its training part or None), or ("model", its model's decision values on
     the fold, the model's labels, its multiclass)."""
@@ -236,7 +236,8 @@ def _heldout_fold(X, y, params, fold, f):
     present = np.unique(y_train)
     if len(present) < 2:
         return "one", (present[0] if len(present) else None)
-    sub = train(X[~test], y_train, params)
+    sub = train(X[~test], y_train, params,
+                sample_weight=None if sample_weight is None else sample_weight[~test])
     return "model", (sub.decision_function(X[test]), sub.labels, sub.multiclass)
 
 
@@ -275,7 +276,7 @@ def _place(F, test, outcome, model):
     F[test] = block
 
 
-def _heldout_decision_values(X, y, params, model, outcomes=None):
+def _heldout_decision_values(X, y, params, model, outcomes=None, sample_weight=None):
     """Decision values of every training row from models trained without its fold.
 
     Columns follow ``model``'s decision values (labels order). The folds are trained at the
@@ -289,8 +290,8 @@ def _heldout_decision_values(X, y, params, model, outcomes=None):
     fold = stratified_folds(y, nr_fold, params.seed)
     if outcomes is None:
         with threads.pool(params.n_threads):
-            outcomes = threads.parallel_map(lambda f: _heldout_fold(X, y, params, fold, f),
-                                            range(nr_fold))
+            outcomes = threads.parallel_map(
+                lambda f: _heldout_fold(X, y, params, fold, f, sample_weight), range(nr_fold))
     F = np.zeros((n, 1 if model.multiclass == "binary" else len(model.labels)))
     for f, outcome in enumerate(outcomes):
         if outcome is not None:
@@ -298,8 +299,10 @@ def _heldout_decision_values(X, y, params, model, outcomes=None):
     return F
 
 
-def fit_probability(X, y, params, model, outcomes=None):
+def fit_probability(X, y, params, model, outcomes=None, sample_weight=None):
     """Fit the Platt parameters of ``model`` (trained on X, y with params) in place; returns it.
+    sample_weight: the instance weights of the training (the folds' models are trained with
+    their rows' weights; the sigmoid fit itself is unweighted, as in LIBSVM).
 
     Raises BsvmError for one-vs-one models (our solvers never produce them).
     """
@@ -312,7 +315,7 @@ def fit_probability(X, y, params, model, outcomes=None):
         return model
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    F = _heldout_decision_values(X, y, params, model, outcomes)
+    F = _heldout_decision_values(X, y, params, model, outcomes, sample_weight)
     labels = model.labels
     if model.multiclass == "binary":
         pairs = [sigmoid_train(F[:, 0], y == labels[0])]
@@ -323,7 +326,8 @@ def fit_probability(X, y, params, model, outcomes=None):
     return model
 
 
-def train_with_probability(X, y, params, callback=None, monitor=None, monitor_test=None):
+def train_with_probability(X, y, params, callback=None, monitor=None, monitor_test=None,
+                           sample_weight=None):
     """``train.train`` (with callback, monitor and monitor_test) followed by
     ``fit_probability`` (svm-train -b 1). The model and the internal folds' models are
     independent trainings: they run at the same time in the threads of params.n_threads,
@@ -336,19 +340,21 @@ def train_with_probability(X, y, params, callback=None, monitor=None, monitor_te
     if X.shape[0] < 2 or np.all(y == y[0]):
         # nothing to split (no rows: train's error) or one class: no sigmoid to fit
         return fit_probability(X, y, params, train(X, y, params, callback=callback,
-                                                   monitor=monitor, monitor_test=monitor_test))
+                                                   monitor=monitor, monitor_test=monitor_test,
+                                                   sample_weight=sample_weight))
     nr_fold = min(N_FOLDS, X.shape[0])
     fold = stratified_folds(y, nr_fold, params.seed)
 
     def part(index):
         if index == 0:
             return train(X, y, params, callback=callback, monitor=monitor,
-                         monitor_test=monitor_test)
-        return _heldout_fold(X, y, params, fold, index - 1)
+                         monitor_test=monitor_test, sample_weight=sample_weight)
+        return _heldout_fold(X, y, params, fold, index - 1, sample_weight)
 
     with threads.pool(params.n_threads):
         results = threads.parallel_map(part, range(1 + nr_fold))
-    return fit_probability(X, y, params, results[0], outcomes=results[1:])
+    return fit_probability(X, y, params, results[0], outcomes=results[1:],
+                           sample_weight=sample_weight)
 
 
 def fold_predictions_with_probability(X, y, test, params):

@@ -429,7 +429,7 @@ def _group_errors(F, y_index, columns, n_cols, weights=None):
 
 
 def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=None,
-                keep_better_solver=True):
+                keep_better_solver=True, row_weight=None):
     """Replace the coefficients and offsets of a binary or 'argmax' KernelModel by the refit on
     its own support vectors, in place, and return info: refit_seconds, refit_iterations,
     refit_rows, refit_rank (per group), refit_converged, refit_objective (the optimal value of
@@ -446,7 +446,8 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
     whose budget was full (budget_was_full).
 
     X: canonical CSR training rows; y_index: class of every row (label order); class_cost[c] =
-    C·w_c. groups: list of (support-vector row indices, decision columns) fitted together
+    C·w_c; row_weight: positive instance weights that multiply the rows' costs (None: 1).
+    groups: list of (support-vector row indices, decision columns) fitted together
     (default: every SV for every column); a column c is fitted as class c against the rest
     (binary: label[0] against label[1]). Each column gets rho[c] = −b.
 
@@ -468,6 +469,8 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
     if len(keep_better_solver) != len(groups):
         raise ValueError("keep_better_solver needs one flag per refit group")
     cost_all = np.asarray(class_cost, dtype=np.float64)[y_index]
+    if row_weight is not None:
+        cost_all = cost_all * row_weight
     coef = model.coef.copy()
     rho = model.rho.copy()
     count, lock = [0], threading.Lock()
@@ -575,17 +578,20 @@ class DeferredPolish:
     training rows X (any CSR form: they are put in canonical form as the solver had them),
     and returns the model. It keeps the model and the labels, not the rows."""
 
-    def __init__(self, model, y_index, class_cost, params, groups, on_iteration):
+    def __init__(self, model, y_index, class_cost, params, groups, on_iteration, row_weight):
         self.model, self.y_index, self.class_cost = model, y_index, class_cost
         self.params, self.groups, self.on_iteration = params, groups, on_iteration
+        self.row_weight = row_weight
 
     def run(self, X):
         from budgetsvm.problem import canonical_csr
         return polish_model(self.model, canonical_csr(X), self.y_index, self.class_cost,
-                            self.params, groups=self.groups, on_iteration=self.on_iteration)
+                            self.params, groups=self.groups, on_iteration=self.on_iteration,
+                            row_weight=self.row_weight)
 
 
-def polish_model(model, X, y_index, class_cost, params, groups=None, on_iteration=None):
+def polish_model(model, X, y_index, class_cost, params, groups=None, on_iteration=None,
+                 row_weight=None):
     """Apply params.polish to a model fresh from bsgd or bsca (in place): 'refit' refits its
     coefficients and offsets (refit_model) and records it in model.params and train_info;
     'none' leaves the model exactly as the solver made it. Inside deferred_polish() the refit
@@ -595,13 +601,14 @@ def polish_model(model, X, y_index, class_cost, params, groups=None, on_iteratio
     pending = getattr(_deferral, "pending", None)
     if pending is not None:
         pending.append(DeferredPolish(model, y_index, class_cost, params, groups,
-                                      on_iteration))
+                                      on_iteration, row_weight))
         return model
     from budgetsvm.model_io import ensure_finite
     ensure_finite(model)                   # a diverged iterate has nothing to refit
     info = refit_model(model, X, y_index, class_cost, int(params.seed), groups=groups,
                        on_iteration=on_iteration,
-                       keep_better_solver=budget_was_full(model.train_info))
+                       keep_better_solver=budget_was_full(model.train_info),
+                       row_weight=row_weight)
     model.params["polish"] = params.polish
     model.train_info.update(info)
     return model

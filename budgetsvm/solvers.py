@@ -27,7 +27,9 @@ class SolverSpec:
     them only when a monitor is asked for and only to solvers registered ``monitorable``, so the
     others may leave them out (the package's own take them and refuse a monitor, check_monitor).
     options: the solver's own keyword-only arguments with defaults (bsgd, bsca: compare_merges;
-    ww: gap_every), for the Python API and the benchmarks; train() passes none. The model
+    ww: gap_every), for the Python API and the benchmarks; train() passes only
+    ``sample_weight`` (positive instance weights that multiply the rows' costs C·w_{y_i}), and
+    only when the caller gave it: every solver here takes it. The model
     (KernelModel or LinearModel) carries ``train_info``, the solver's diagnostics.
     """
     name: str

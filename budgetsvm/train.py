@@ -43,19 +43,32 @@ def check_solver(name):
     _solver_function(name)
 
 
-def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=None):
+def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=None,
+          sample_weight=None):
     """Train a model on CSR X (n × d) and labels y with the solver named in params, on
     params.n_threads threads (budgetsvm/threads.py; the model does not depend on them).
     Labels of a single class give one_class_model's model (with a OneClassWarning).
 
     monitor(row) (bsgd, bsca) receives one dict per epoch: time, objectives, merge fraction, and
     test accuracy on monitor_test = (X_test, y_test) when given (test labels unknown to the
-    training data count as errors)."""
+    training data count as errors).
+
+    sample_weight: positive finite instance weights, one per row (the Python API's; the
+    command line has none): row i's cost is C·w_{y_i}·sample_weight[i] in every solver."""
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if X.shape[0] == 0:
         raise BsvmError("the training data is empty")
+    options = {}
+    if sample_weight is not None:
+        sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        if sample_weight.shape != (X.shape[0],):
+            raise BsvmError(f"sample_weight needs one weight per row ({X.shape[0]}), got shape "
+                            f"{sample_weight.shape}")
+        if not (np.all(np.isfinite(sample_weight)) and np.all(sample_weight > 0)):
+            raise BsvmError("sample_weight must be positive and finite")
+        options["sample_weight"] = sample_weight
     labels, y_index = group_classes(y)
     spec = solvers.get(params.solver)
     if spec.kind == "linear":
@@ -69,6 +82,8 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
     if len(labels) < 2:
         return one_class_model(labels[0], params, X.shape[1])
     check_class_costs(labels, params)
+    if sample_weight is not None:
+        _check_row_costs(labels, y_index, params, sample_weight)
     # The fit signature of solvers.SolverSpec; monitor and monitor_test only when asked for, so
     # that a solver that is not monitorable may leave them out.
     solvers.check_monitor(params.solver, monitor)
@@ -86,7 +101,23 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
             monitoring["monitor_test"] = (X_test, y_test)
     with threads.pool(params.n_threads):
         return ensure_finite(_solver_function(params.solver)(X, y_index, labels, params,
-                                                             callback=callback, **monitoring))
+                                                             callback=callback, **monitoring,
+                                                             **options))
+
+
+def _check_row_costs(labels, y_index, params, sample_weight):
+    """Raise BsvmError when C·w_{y_i}·sample_weight[i] overflows or underflows for a row."""
+    import warnings
+    from budgetsvm.problem import class_costs
+    with warnings.catch_warnings(), np.errstate(over="ignore", under="ignore"):
+        warnings.simplefilter("ignore")
+        costs = class_costs(labels, params)[y_index] * sample_weight
+    bad = np.flatnonzero(~(np.isfinite(costs) & (costs > 0)))
+    if bad.size:
+        i = int(bad[0])
+        raise BsvmError(f"C times the class weight times sample_weight[{i}] "
+                        f"({sample_weight[i]:g}) is {costs[i]:g}: a row's cost must be a finite "
+                        "positive number")
 
 
 def one_class_model(label, params: TrainParams, n_features):

@@ -25,13 +25,13 @@ from budgetsvm.solvers import check_monitor
 
 
 def train_ww(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None,
-             gap_every=0):
+             gap_every=0, sample_weight=None):
     """Train a Weston–Watkins linear SVM on CSR X (n × d) with classes y_index in 0..k−1. The
     fit signature of every solver (solvers.SolverSpec); not monitorable: a monitor is refused.
 
     gap_every: evaluate the duality gap every that many outer iterations (0 = adaptive schedule
     that keeps evaluation under ~10 % of the run; 1 = every iteration, as in Wang & Scott's
-    plots).
+    plots). sample_weight: positive instance weights (the Python API's): C_i = C·w_{y_i}·weight.
     """
     from budgetsvm import _ww
     check_monitor("ww", monitor)
@@ -45,6 +45,8 @@ def train_ww(X, y_index, labels, params, callback=None, *, monitor=None, monitor
         X = append_bias_column(X, bias)
     costs = class_costs(labels, params)
     C_i = costs[y_index] if n else np.zeros(0)
+    if sample_weight is not None:
+        C_i = C_i * sample_weight          # instance weights multiply the costs
     max_iter = params.effective_max_iter()
     report = None
     if callback is not None:
