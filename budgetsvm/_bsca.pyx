@@ -27,6 +27,7 @@ import numpy as np
 
 cimport numpy as cnp
 from cpython.exc cimport PyErr_CheckSignals
+from libc.math cimport INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
@@ -110,7 +111,9 @@ def bsca_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                         callback(t, total)
                 i = order[pos]
                 t += 1
-                if not qii[i] > 0.0:
+                if not qii[i] > 0.0 or xsq[i] == INFINITY:
+                    # φ(x_i) = 0 (α_i = C_i above), or ‖x_i‖² overflows: its kernel values
+                    # against the SVs are NaN (inf − inf), so it takes no step (train() warns)
                     continue
                 x = csr_row(&R, i)
                 # f̃ = Σ_j β_j k(x_i, x̃_j)

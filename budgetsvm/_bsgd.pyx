@@ -36,7 +36,7 @@ import numpy as np
 
 cimport numpy as cnp
 from cpython.exc cimport PyErr_CheckSignals
-from libc.math cimport sqrt
+from libc.math cimport INFINITY, sqrt
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
@@ -160,6 +160,10 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                     with gil:
                         callback(t, total)
                 i = visit[pos]
+                if xsq[i] == INFINITY:
+                    # ‖x_i‖² overflows: its kernel values are NaN (inf − inf), so it takes no
+                    # step (train() warns about such rows)
+                    continue
                 t += 1
                 yc = y_index[i]
                 wy = class_weight[yc]

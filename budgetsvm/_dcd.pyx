@@ -96,8 +96,10 @@ cdef inline double _acf_step(const _Problem* p, Py_ssize_t i, double ai, double 
         delta = mu * (g - 0.5 * mu * p.QD[i])
     else:
         mu = a_new - ai
-        # the full Newton step gains exactly g² / (2 Q̄_ii)
-        delta = 0.5 * g * g / p.QD[i]
+        # the full Newton step gains exactly g² / (2 Q̄_ii); a row whose ‖x‖² overflows
+        # (Q̄_ii = inf) cannot move and gains 0 (g²/inf was inf/inf = NaN, which reached the
+        # schedule and made it write out of bounds)
+        delta = 0.5 * g * g / p.QD[i] if p.QD[i] != INFINITY else 0.0
     a[i] = a_new
     _sparse_axpy(mu * yi, p, i, w)
     return delta
@@ -168,7 +170,10 @@ def _as_problem_arrays(data, indices, indptr, y, C_i, Py_ssize_t n_features, los
     # never visit it (w is unaffected). L2 rows always have Q̄_ii ≥ D_ii > 0.
     zero = QD <= 0.0
     alpha[zero] = U[zero]
-    order = np.flatnonzero(~zero).astype(np.intp)
+    # A row whose ‖x‖² overflows (Q̄_ii = inf) can take no step (g/Q̄_ii = 0) but kept its
+    # gradient in the stopping test, so --max-iter 0 never ended: it is left out at α_i = 0,
+    # where it stays in LIBLINEAR too (train() warns about such rows).
+    order = np.flatnonzero(~zero & (QD < np.inf)).astype(np.intp)
     return data, indices, indptr, ys, C_i, U, D, QD, ys * U, alpha, order, order.shape[0]
 
 
@@ -620,7 +625,7 @@ def acf_solve(data, indices, indptr, y, C_i, Py_ssize_t n_features, *, double ep
                     # Algorithm 5: p_i *= exp(c (Δ/Δ_ref - 1)), clipped; fading average of Δ
                     if delta_ref > 0.0:
                         p_new = pp[i] * exp(c * (delta / delta_ref - 1.0))
-                        if p_new < p_lo:
+                        if not p_new >= p_lo:       # NaN (an inf/inf gain ratio) too
                             p_new = p_lo
                         elif p_new > p_hi:      # also catches exp overflow to +inf
                             p_new = p_hi
@@ -676,6 +681,13 @@ cdef double _systematic_schedule(const double* pref, const Py_ssize_t* rows, Py_
     cdef double total = 0.0, scale, cum
     for k in range(n):
         total += pref[k]
+    if not (total > 0.0 and total < INFINITY):
+        # cannot happen while every p lies in [p_min, p_max]; if it did, a NaN cum would make
+        # the slot counts garbage: fall back to one slot per row
+        for k in range(n):
+            out[k] = rows[k]
+        rng_shuffle_fast(rng, out, n)
+        return <double>n
     scale = n / total
     cum = rng_uniform(rng)
     for k in range(n):
@@ -892,7 +904,7 @@ def _acf_shrinking(data, indices, indptr, Py_ssize_t n_features, ys, C_i, U, D, 
                             lp_new = lp[i] - c
                         else:
                             lp_new = lp[i] + c * (delta / delta_ref - 1.0)
-                        if lp_new < lmin:
+                        if not lp_new >= lmin:      # NaN (an inf/inf gain ratio) too
                             lp_new = lmin
                         elif lp_new > lmax:
                             lp_new = lmax

@@ -9,12 +9,13 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from budgetsvm.budgeted import check_budgeted, epoch_text, model_params, new_store, refit_progress
+from budgetsvm.budgeted import (check_budgeted, check_self_kernels, epoch_text, model_params,
+                                new_store, refit_progress)
 from budgetsvm.dcd import ovr_prefix
-from budgetsvm.errors import ParameterError, TrainingDiverged
+from budgetsvm.errors import ParameterError
 from budgetsvm.monitoring import bsca_objectives, compare_counters, exact_dual, store_decision_rows
 from budgetsvm.problem import canonical_csr, class_costs, row_sqnorms
-from budgetsvm.refit import KERNEL_OVERFLOW, polish_model
+from budgetsvm.refit import polish_model
 from budgetsvm.threads import SummedProgress, current_threads, parallel_map
 
 
@@ -66,7 +67,7 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
                 row["test_accuracy"] = float(np.mean(np.where(ft > 0, 1, -1) == yt))
             monitor(row)
             last["monitor_cpu"] += time.thread_time() - enter
-    _check_self_kernels(params, gamma, xsq)
+    check_self_kernels(params, gamma, xsq)
     res = bsca_solve(store, X.data, indices, indptr, xsq, y, upper, alpha,
                      epochs=int(params.epochs), seed=int(params.seed if seed is None else seed),
                      callback=report, epoch_callback=epoch_cb, trace=trace)
@@ -85,24 +86,6 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
     }
     info.update(compare_counters(counters))
     return store, alpha, info
-
-
-def _check_self_kernels(params, gamma, xsq):
-    """TrainingDiverged when k(x_i, x_i) is not finite (a polynomial or linear kernel's
-    overflow) on every row with features. BSCA's step divides by it (Qaadan et al. 2019, the
-    coordinate step): such a row's step is 0 and it never becomes a support vector, which is
-    how the rows that overflow are left out; when no row is left, the model would be silently
-    constant, where bsgd reports the overflow. RBF and sigmoid kernels are bounded."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        if params.kernel == "poly":
-            self_kernels = (gamma * xsq + float(params.coef0)) ** int(params.degree)
-        elif params.kernel == "linear":
-            self_kernels = xsq
-        else:
-            return
-    finite = np.isfinite(self_kernels)
-    if not finite.all() and not (finite & (xsq > 0)).any():
-        raise TrainingDiverged(KERNEL_OVERFLOW)
 
 
 def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None,

@@ -8,7 +8,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from budgetsvm.budgeted import check_budgeted, epoch_text, model_params, new_store, refit_progress
+from budgetsvm.budgeted import (check_budgeted, check_self_kernels, epoch_text, model_params,
+                                new_store, refit_progress)
 from budgetsvm.errors import ParameterError
 from budgetsvm.monitoring import budgeted_primal, compare_counters, monitor_accuracy
 from budgetsvm.problem import canonical_csr, class_weights, csr_arrays
@@ -73,6 +74,7 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, *, monitor=None, moni
     class_weight = solver_options.pop("class_weight")
     options.update(solver_options)
     data, indices, indptr, xsq = csr_arrays(X)
+    check_self_kernels(params, gamma, xsq)
     y_index = np.asarray(y_index, dtype=np.int32)
     nC = float(n) * float(params.C)
     report = None

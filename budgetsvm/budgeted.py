@@ -64,3 +64,29 @@ def refit_progress(callback, steps):
         return None
     return lambda count: callback(steps, f"refit  iteration {count}" if count else
                                   "refit  kernel rows")
+
+
+SELF_KERNEL_OVERFLOW = ("training diverged: the kernel value k(x, x) of every training row "
+                        "overflows, so no step can be taken; scaled features (bsvm-scale) or a "
+                        "smaller -g, -r or -d may help")
+
+
+def check_self_kernels(params, gamma, xsq):
+    """TrainingDiverged when k(x_i, x_i) is not finite (a polynomial or linear kernel's
+    overflow) on every row with features. Such a row takes no step (BSCA divides by k(x_i, x_i)
+    (Qaadan et al. 2019, the coordinate step); BSGD's margin on it is NaN, which never
+    violates), which is how the rows that overflow are left out; when no row is left, the model
+    would be silently constant, or predict NaN decision values. RBF and sigmoid kernels are
+    bounded."""
+    import numpy as np
+    from budgetsvm.errors import TrainingDiverged
+    with np.errstate(over="ignore", invalid="ignore"):
+        if params.kernel == "poly":
+            self_kernels = (gamma * xsq + float(params.coef0)) ** int(params.degree)
+        elif params.kernel == "linear":
+            self_kernels = xsq
+        else:
+            return
+    finite = np.isfinite(self_kernels)
+    if not finite.all() and not (finite & (xsq > 0)).any():
+        raise TrainingDiverged(SELF_KERNEL_OVERFLOW)

@@ -52,5 +52,10 @@ class StreamOrderWarning(UserWarning):
     which bsvm-train -q silences."""
 
 
+class OverflowRowsWarning(UserWarning):
+    """Training rows whose squared norm ‖x‖² overflows a double: no solver can step on them,
+    so they are left out (train.train); a diagnostic, which bsvm-train -q silences."""
+
+
 class TrainingDiverged(BsvmError):
     """Training produced a model with NaN or infinite values: it is never saved or scored."""

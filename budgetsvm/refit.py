@@ -61,8 +61,9 @@ KERNEL_OVERFLOW = ("training diverged: kernel values of the support vectors are 
 EIGH_FAILED = ("training diverged: the eigendecomposition of the support vectors' kernel matrix "
                "failed in the refit; train with --polish none")
 REFIT_OVERFLOW = ("training diverged: the sums of the refit on the support vectors overflow "
-                  "(kernel values near the largest double); scaled features (bsvm-scale) or a "
-                  "smaller -g, -r or -d may help, or train with --polish none")
+                  "(kernel values or costs C·w near the largest double); scaled features "
+                  "(bsvm-scale), a smaller -c or -w, or a smaller -g, -r or -d may help, or "
+                  "train with --polish none")
 NONFINITE_REFIT = ("the refit on the support vectors gave non-finite coefficients; "
                    "train with --polish none")
 

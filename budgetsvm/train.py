@@ -82,6 +82,7 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
     if len(labels) < 2:
         return one_class_model(labels[0], params, X.shape[1])
     check_class_costs(labels, params)
+    _warn_overflow_rows(X)
     if sample_weight is not None:
         _check_row_costs(labels, y_index, params, sample_weight)
     # The fit signature of solvers.SolverSpec; monitor and monitor_test only when asked for, so
@@ -103,6 +104,20 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
         return ensure_finite(_solver_function(params.solver)(X, y_index, labels, params,
                                                              callback=callback, **monitoring,
                                                              **options))
+
+
+def _warn_overflow_rows(X):
+    """Warn (OverflowRowsWarning) about rows whose ‖x‖² overflows: every solver leaves them
+    out (dcd, acf, ww at α = 0 as LIBLINEAR's steps leave them; bsgd and bsca skip them)."""
+    import warnings
+    from budgetsvm.errors import OverflowRowsWarning
+    from budgetsvm.problem import row_sqnorms
+    overflow = np.flatnonzero(np.isinf(row_sqnorms(X)))
+    if overflow.size:
+        warnings.warn(OverflowRowsWarning(
+            f"{overflow.size} training row(s) (the first: row {overflow[0] + 1}) have a squared "
+            "norm that overflows a double (values near 1e154 or beyond): no solver can step on "
+            "them, so they are left out; scaling the data (bsvm-scale) keeps them"), stacklevel=2)
 
 
 def _check_row_costs(labels, y_index, params, sample_weight):

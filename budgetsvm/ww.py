@@ -20,7 +20,7 @@ n_revived, n_revisits (shrinking: pairs revived by gap evaluations, block steps 
 import numpy as np
 
 from budgetsvm.model import LinearModel
-from budgetsvm.problem import append_bias_column, canonical_csr, class_costs
+from budgetsvm.problem import append_bias_column, canonical_csr, class_costs, row_sqnorms
 from budgetsvm.solvers import check_monitor
 
 
@@ -47,6 +47,12 @@ def train_ww(X, y_index, labels, params, callback=None, *, monitor=None, monitor
     C_i = costs[y_index] if n else np.zeros(0)
     if sample_weight is not None:
         C_i = C_i * sample_weight          # instance weights multiply the costs
+    steppable = np.isfinite(row_sqnorms(X))
+    if not steppable.all():
+        # a row whose ‖x‖² overflows takes no step (β_i stays 0, as in LIBLINEAR's -s 4), and
+        # its gap term would keep the stopping test from ever passing: it is left out (train()
+        # warns); W is the same as with it at β_i = 0
+        X, y_index, C_i = X[steppable], y_index[steppable], C_i[steppable]
     max_iter = params.effective_max_iter()
     report = None
     if callback is not None:

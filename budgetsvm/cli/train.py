@@ -10,7 +10,8 @@ from budgetsvm import io, model_io, solvers, threads
 from budgetsvm.fileio import (atomic_output, check_not_an_input, check_output_path, is_pipe,
                               is_regular_file, standard_output_alias)
 from budgetsvm.cli.common import info, run
-from budgetsvm.errors import BsvmError, OneClassWarning, StreamOrderWarning, printable_name
+from budgetsvm.errors import (BsvmError, OneClassWarning, OverflowRowsWarning, StreamOrderWarning,
+                              printable_name)
 from budgetsvm.params import OPTIONS, TrainParams, check_params, option_notices
 from budgetsvm.progress import task_progress
 from budgetsvm.train import (cross_validation, largest_value, progress_total, scale_notice,
@@ -236,6 +237,10 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         # svm-train -q silences LIBSVM's one-class warning too
         warnings.filterwarnings("ignore", category=OneClassWarning)
         warnings.filterwarnings("ignore", category=StreamOrderWarning)
+        warnings.filterwarnings("ignore", category=OverflowRowsWarning)
+        # and numpy's notes on overflowing values (the outcome, a refusal or a model, is
+        # reported either way): -q means no diagnostics
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
     if probability == "1" and model_format == "liblinear" and folds is None:
         # (-v writes no model file: its folds' probabilities need no format)
         raise click.UsageError("-b 1: LIBLINEAR model files have no probability parameters; "

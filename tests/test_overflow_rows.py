@@ -1,0 +1,105 @@
+"""Training rows whose squared norm ‖x‖² overflows a double (values near 1e154 or beyond): no
+solver can step on them (the coordinate step divides by ‖x‖² = inf, kernel values are
+inf − inf = NaN), so every solver leaves them out, with one warning. Before, -s acf wrote out of
+bounds (a segfault), dcd and ww with --max-iter 0 never stopped, and bsgd --polish none wrote a
+model whose decision values were NaN."""
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from budgetsvm.errors import OverflowRowsWarning, TrainingDiverged
+from budgetsvm.params import TrainParams
+from budgetsvm.train import train
+
+liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+
+BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _problem():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(60, 4))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=60) > 0, 1.0, -1.0)
+    X[7] = [1e155, 0.0, 2.0, 0.0]               # ‖x‖² = 1e310: inf
+    return sp.csr_matrix(X), y
+
+
+@pytest.mark.parametrize("solver", ["dcd", "acf", "ww"])
+def test_the_exact_solvers_leave_the_row_out_and_stop(solver):
+    # the model is the one of the data without that row, bit for bit (the row stays at α = 0
+    # and out of the visiting order), and --max-iter 0 (no limit) ends
+    X, y = _problem()
+    keep = np.arange(len(y)) != 7
+    params = TrainParams(solver=solver, C=1.0, max_iter=0, eps=1e-3)
+    with pytest.warns(OverflowRowsWarning, match="1 training row.*row 8"):
+        with_row = train(X, y, params)
+    without = train(X[keep], y[keep], params)
+    assert with_row.coef.tobytes() == without.coef.tobytes()
+
+
+def test_acf_on_liblinears_example_gives_liblinears_model(tmp_path):
+    # the two-row file of the segfault: LIBLINEAR -s 3 gives w = -1 (the first row cannot move)
+    data = tmp_path / "overflow"
+    data.write_text("+1 1:1e155\n-1 1:1\n")
+    y, x = liblinearutil.svm_read_problem(str(data))
+    w_ll = liblinearutil.train(y, x, "-s 3 -q").get_decfun()[0]
+    for options in (["-s", "acf"], ["-s", "acf", "--acf-shrink", "none"], ["-s", "dcd"]):
+        model = tmp_path / "m"
+        r = subprocess.run([str(BIN / "bsvm-train"), "-q", *options, str(data), str(model)],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, (options, r.returncode, r.stderr)
+        assert r.stderr == ""
+        weights = model.read_text().split("\nw\n")[1].split()
+        assert [float(v) for v in weights[:-1]] == w_ll, options
+
+
+@pytest.mark.parametrize("solver", ["bsgd", "bsca"])
+@pytest.mark.parametrize("polish", ["refit", "none"])
+def test_the_budgeted_solvers_skip_the_row_and_predict_finite_values(solver, polish):
+    X, y = _problem()
+    with pytest.warns(OverflowRowsWarning):
+        model = train(X, y, TrainParams(solver=solver, C=1.0, gamma=0.5, budget=20,
+                                        polish=polish))
+    keep = np.arange(len(y)) != 7
+    decision = model.decision_function(X[keep])
+    assert np.all(np.isfinite(decision))
+    assert np.mean(model.predict(X[keep]) == y[keep]) > 0.8
+
+
+def test_bsgd_refuses_a_kernel_that_overflows_on_every_row():
+    # poly kernel with γ = 1e300: k(x, x) = inf on every row; bsgd --polish none wrote a model
+    # whose decision values were NaN, with exit status 0 (bsca and the refit refused it)
+    X, y = _problem()
+    X = X[np.arange(len(y)) != 7]
+    y = y[np.arange(len(y)) != 7]
+    for solver in ("bsgd", "bsca"):
+        with pytest.raises(TrainingDiverged, match="k\\(x, x\\) of every training row"):
+            train(X, y, TrainParams(solver=solver, kernel="poly", gamma=1e300, budget=20,
+                                    maintenance="removal", polish="none"))
+
+
+def test_quiet_mode_prints_no_overflow_diagnostics(tmp_path):
+    data = tmp_path / "big"
+    data.write_text("+1 1:1e308\n-1 1:-1e308\n+1 1:1e308 2:1\n-1 2:1\n")
+    for solver in ("ww", "bsgd", "dcd"):
+        r = subprocess.run([str(BIN / "bsvm-train"), "-q", "-s", solver, str(data),
+                            str(tmp_path / "m")], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stderr == "", (solver, r.stderr)
+    r = subprocess.run([str(BIN / "bsvm-train"), "-s", "dcd", str(data), str(tmp_path / "m")],
+                       capture_output=True, text=True, timeout=60)
+    assert "3 training row(s) (the first: row 1) have a squared norm that overflows" in r.stderr
+
+
+def test_rows_that_do_not_overflow_give_no_warning():
+    X, y = _problem()
+    X = X[np.arange(len(y)) != 7]
+    y = y[np.arange(len(y)) != 7]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OverflowRowsWarning)
+        train(X, y, TrainParams(solver="dcd"))
