@@ -103,3 +103,22 @@ def test_rows_that_do_not_overflow_give_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", OverflowRowsWarning)
         train(X, y, TrainParams(solver="dcd"))
+
+
+def test_predict_warns_about_rows_whose_decision_values_are_nan(tmp_path):
+    # w = (2, −2) and x = (1e308, 1e308): the dot product is inf − inf; LIBSVM and LIBLINEAR
+    # predict such rows silently
+    model = tmp_path / "m"
+    model.write_text("solver_type L2R_L1LOSS_SVC_DUAL\nnr_class 2\nlabel 1 -1\nnr_feature 2\n"
+                     "bias -1\nw\n2 \n-2 \n")
+    test = tmp_path / "t"
+    test.write_text("+1 1:1e308 2:1e308\n+1 1:1\n-1 2:1\n")
+    out = tmp_path / "out"
+    r = subprocess.run([str(BIN / "bsvm-predict"), str(test), str(model), str(out)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0
+    assert "warning: 1 test row(s) have NaN decision values" in r.stderr
+    assert out.read_text().splitlines()[1:] == ["1", "-1"]
+    r = subprocess.run([str(BIN / "bsvm-predict"), "-q", str(test), str(model), str(out)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stderr == ""

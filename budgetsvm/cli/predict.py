@@ -1,5 +1,8 @@
 """bsvm-predict [options] test_file model_file output_file — svm-predict's conventions."""
+import warnings
+
 import click
+import numpy as np
 
 from budgetsvm import io, model_io, threads
 from budgetsvm.cli.common import info, run
@@ -36,6 +39,9 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
     Any of the three may be - (stdin/stdout; only one of the inputs). The accuracy line goes to
     stdout, or to stderr when the predictions themselves go to stdout.
     """
+    if quiet:
+        # numpy's notes on overflowing values: -q means no diagnostics (as bsvm-train -q)
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
     if test_file == "-" and model_file == "-":
         raise click.UsageError("TEST_FILE and MODEL_FILE cannot both be standard input")
     # the file a name stands for, /dev/stdout's too (`>> test_file`), is checked before the
@@ -64,12 +70,15 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
             predicted, P = predict_with_proba(model, X)
             text = "".join("%g" % v + "".join(" %g" % p for p in row) + "\n"
                            for v, row in zip(predicted.tolist(), P.tolist()))
+            undefined = int(np.isnan(P).any(axis=1).sum())
         else:
-            predicted = model.predict(X)
+            F = model.decision_function(X)
+            predicted = model.labels_from(F)
             text = "".join(format_label(v) + "\n" for v in predicted.tolist())
-        return text, int((predicted == y).sum()), len(y)
+            undefined = int(np.isnan(F).any(axis=1).sum())
+        return text, int((predicted == y).sum()), len(y), undefined
 
-    correct = total = 0
+    correct = total = undefined = 0
     with threads.pool(n_threads), task_progress("predicting", quiet=quiet) as update, \
             atomic_output(output_file) as out:
         # The test file is streamed block by block: memory does not grow with its size.
@@ -78,14 +87,20 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
                       + "\n")
         with io.map_problem_chunks(test_file, predict_block, zero_based,
                                    PREDICT_BLOCK_BYTES) as results:
-            for text, right, rows in results:
+            for text, right, rows, nan_rows in results:
                 out.write(text)
                 correct += right
                 total += rows
+                undefined += nan_rows
                 update(completed=total, info=f"{total} rows")
         if total == 0:
             raise DataFormatError(test_file, None, "no data (the file is empty or has only "
                                   "comments)")
+    if undefined:
+        # LIBSVM and LIBLINEAR predict such rows silently (as the first or last label)
+        info(f"warning: {undefined} test row(s) have NaN decision values (their kernel values "
+             "or dot products overflow: values far beyond the training data's scale?); they "
+             "are predicted by the fixed rule for NaN, not by the model", quiet)
     if not quiet:
         accuracy = 100.0 * correct / total if total else 0.0
         # LIBLINEAR's predict prints the line without svm-predict's "(classification)"
