@@ -279,6 +279,9 @@ class _BudgetSVMBase(_Mixin, _Base):
         try:
             check_params(params)        # before C is scaled, so that C=None names C
             params.C = float(params.C) * scale
+            if not (np.isfinite(params.C) and params.C > 0):
+                raise ValueError(f"C = {self.C!r} times the equal sample_weight ({scale:g}) is "
+                                 f"{params.C:g}: it must be a finite positive number")
             if self.probability:
                 self.model_ = _probability.train_with_probability(X, y_values, params,
                                                                   sample_weight=row_weight)

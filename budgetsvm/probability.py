@@ -237,7 +237,8 @@ def _heldout_fold(X, y, params, fold, f, sample_weight=None):
     if len(present) < 2:
         return "one", (present[0] if len(present) else None)
     sub = train(X[~test], y_train, params,
-                sample_weight=None if sample_weight is None else sample_weight[~test])
+                sample_weight=None if sample_weight is None else sample_weight[~test],
+                warn_overflow=False)
     return "model", (sub.decision_function(X[test]), sub.labels, sub.multiclass)
 
 
@@ -316,6 +317,12 @@ def fit_probability(X, y, params, model, outcomes=None, sample_weight=None):
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     F = _heldout_decision_values(X, y, params, model, outcomes, sample_weight)
+    # rows whose ‖x‖² overflows were left out of the training; their decision values (1e199
+    # and beyond) would overflow the sigmoid fit's sums and leave A = 0: left out here too
+    from budgetsvm.problem import row_sqnorms
+    fitted = np.isfinite(row_sqnorms(X))
+    if not fitted.all():
+        F, y = F[fitted], y[fitted]
     labels = model.labels
     if model.multiclass == "binary":
         pairs = [sigmoid_train(F[:, 0], y == labels[0])]
@@ -327,7 +334,7 @@ def fit_probability(X, y, params, model, outcomes=None, sample_weight=None):
 
 
 def train_with_probability(X, y, params, callback=None, monitor=None, monitor_test=None,
-                           sample_weight=None):
+                           sample_weight=None, *, warn_overflow=True):
     """``train.train`` (with callback, monitor and monitor_test) followed by
     ``fit_probability`` (svm-train -b 1). The model and the internal folds' models are
     independent trainings: they run at the same time in the threads of params.n_threads,
@@ -341,14 +348,16 @@ def train_with_probability(X, y, params, callback=None, monitor=None, monitor_te
         # nothing to split (no rows: train's error) or one class: no sigmoid to fit
         return fit_probability(X, y, params, train(X, y, params, callback=callback,
                                                    monitor=monitor, monitor_test=monitor_test,
-                                                   sample_weight=sample_weight))
+                                                   sample_weight=sample_weight,
+                                                   warn_overflow=warn_overflow))
     nr_fold = min(N_FOLDS, X.shape[0])
     fold = stratified_folds(y, nr_fold, params.seed)
 
     def part(index):
         if index == 0:
             return train(X, y, params, callback=callback, monitor=monitor,
-                         monitor_test=monitor_test, sample_weight=sample_weight)
+                         monitor_test=monitor_test, sample_weight=sample_weight,
+                         warn_overflow=warn_overflow)
         return _heldout_fold(X, y, params, fold, index - 1, sample_weight)
 
     with threads.pool(params.n_threads):
@@ -365,7 +374,8 @@ def fold_predictions_with_probability(X, y, test, params):
     present = np.unique(y[~test])
     if len(present) == 1:
         return np.full(int(np.count_nonzero(test)), present[0])
-    model = ensure_finite(train_with_probability(X[~test], y[~test], params))
+    model = ensure_finite(train_with_probability(X[~test], y[~test], params,
+                                                 warn_overflow=False))
     return predict_with_proba(model, X[test])[0]
 
 
@@ -375,10 +385,12 @@ def cross_validation_with_probability(X, y, params, nr_fold, on_fold=None):
     and predicts the class of largest probability (predict_with_proba); a training part of one
     class predicts it. Same folds, threads and determinism as train.cross_validation."""
     from budgetsvm import threads
-    from budgetsvm.train import check_params, naming_the_fold, stratified_folds
+    from budgetsvm.train import (_check_overflow_rows, check_params, naming_the_fold,
+                                 stratified_folds)
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
+    _check_overflow_rows(X)          # once, about the whole data (the folds do not warn)
     fold = stratified_folds(y, nr_fold, params.seed)
     predicted = np.empty(len(y))
 

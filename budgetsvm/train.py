@@ -44,7 +44,7 @@ def check_solver(name):
 
 
 def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=None,
-          sample_weight=None):
+          sample_weight=None, *, warn_overflow=True):
     """Train a model on CSR X (n × d) and labels y with the solver named in params, on
     params.n_threads threads (budgetsvm/threads.py; the model does not depend on them).
     Labels of a single class give one_class_model's model (with a OneClassWarning).
@@ -54,7 +54,9 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
     training data count as errors).
 
     sample_weight: positive finite instance weights, one per row (the Python API's; the
-    command line has none): row i's cost is C·w_{y_i}·sample_weight[i] in every solver."""
+    command line has none): row i's cost is C·w_{y_i}·sample_weight[i] in every solver.
+    warn_overflow=False: no OverflowRowsWarning (cross-validation folds: their caller warns
+    once, about the rows of the whole data)."""
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -82,7 +84,7 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
     if len(labels) < 2:
         return one_class_model(labels[0], params, X.shape[1])
     check_class_costs(labels, params)
-    _warn_overflow_rows(X)
+    _check_overflow_rows(X, warn_overflow)
     if sample_weight is not None:
         _check_row_costs(labels, y_index, params, sample_weight)
     # The fit signature of solvers.SolverSpec; monitor and monitor_test only when asked for, so
@@ -106,14 +108,19 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
                                                              **options))
 
 
-def _warn_overflow_rows(X):
-    """Warn (OverflowRowsWarning) about rows whose ‖x‖² overflows: every solver leaves them
-    out (dcd, acf, ww at α = 0 as LIBLINEAR's steps leave them; bsgd and bsca skip them)."""
+def _check_overflow_rows(X, warn=True):
+    """Rows whose ‖x‖² overflows: every solver leaves them out (dcd, acf, ww at α = 0 as
+    LIBLINEAR's steps leave them; bsgd and bsca skip them), with an OverflowRowsWarning when
+    ``warn``; BsvmError when no row is left (the model would be silently constant)."""
     import warnings
     from budgetsvm.errors import OverflowRowsWarning
     from budgetsvm.problem import row_sqnorms
     overflow = np.flatnonzero(np.isinf(row_sqnorms(X)))
-    if overflow.size:
+    if overflow.size and overflow.size == X.shape[0]:
+        raise BsvmError("every training row has a squared norm that overflows a double (values "
+                        "near 1e154 or beyond), so no solver can step on any: scale the data "
+                        "(bsvm-scale)")
+    if overflow.size and warn:
         warnings.warn(OverflowRowsWarning(
             f"{overflow.size} training row(s) (the first: row {overflow[0] + 1}) have a squared "
             "norm that overflows a double (values near 1e154 or beyond): no solver can step on "
@@ -265,10 +272,11 @@ def _train_fold(X, y, test, params, callback=None, defer=True):
     if len(present) == 1:
         return None, [], present[0]
     if not defer:
-        return train(X[~test], y[~test], params, callback=callback), [], None
+        return train(X[~test], y[~test], params, callback=callback, warn_overflow=False), \
+            [], None
     from budgetsvm.refit import deferred_polish     # scipy.linalg: only when it trains
     with deferred_polish() as pending:
-        model = train(X[~test], y[~test], params, callback=callback)
+        model = train(X[~test], y[~test], params, callback=callback, warn_overflow=False)
     return model, pending, None
 
 
@@ -315,6 +323,7 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
+    _check_overflow_rows(X)          # once, about the whole data (the folds do not warn)
     fold = stratified_folds(y, nr_fold, params.seed)
     predicted = np.empty(len(y))
     trained = [None] * nr_fold
