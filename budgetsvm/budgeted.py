@@ -78,15 +78,18 @@ def check_self_kernels(params, gamma, xsq):
     violates), which is how the rows that overflow are left out; when no row is left, the model
     would be silently constant, or predict NaN decision values. RBF and sigmoid kernels are
     bounded."""
-    import numpy as np
     from budgetsvm.errors import TrainingDiverged
-    with np.errstate(over="ignore", invalid="ignore"):
-        if params.kernel == "poly":
-            self_kernels = (gamma * xsq + float(params.coef0)) ** int(params.degree)
-        elif params.kernel == "linear":
-            self_kernels = xsq
-        else:
-            return
-    finite = np.isfinite(self_kernels)
+    finite = finite_self_kernels(params, gamma, xsq)
     if not finite.all() and not (finite & (xsq > 0)).any():
         raise TrainingDiverged(SELF_KERNEL_OVERFLOW)
+
+
+def finite_self_kernels(params, gamma, xsq):
+    """Whether k(x_i, x_i) is finite, for every row (bounded kernels: all True)."""
+    import numpy as np
+    with np.errstate(over="ignore", invalid="ignore"):
+        if params.kernel == "poly":
+            return np.isfinite((gamma * xsq + float(params.coef0)) ** int(params.degree))
+        if params.kernel == "linear":
+            return np.isfinite(xsq)
+    return np.ones(len(xsq), dtype=bool)

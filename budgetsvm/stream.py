@@ -110,7 +110,10 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     from budgetsvm._rng import Random
     from budgetsvm.bsgd import bsgd_info, bsgd_model, bsgd_setup
     from budgetsvm.budgeted import epoch_text, refit_progress
+    from budgetsvm.budgeted import SELF_KERNEL_OVERFLOW, finite_self_kernels
+    from budgetsvm.errors import TrainingDiverged
     from budgetsvm.problem import canonical_csr, check_class_costs, class_weights, csr_arrays
+    from budgetsvm.train import EVERY_ROW_OVERFLOWS, overflow_rows_warning
     from budgetsvm.params import check_params
     from budgetsvm.model_io import ensure_finite
     check_params(params)
@@ -148,6 +151,9 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     rng, res = Random(int(params.seed)), None
     seconds = maintenance_seconds = 0.0
     rows_seen, n_buffers, single_class = 0, 0, 0
+    # rows whose ‖x‖² overflows (the core skips them) and rows whose k(x, x) is finite, seen in
+    # the first epoch: the warning and the refusals of train() on data in memory
+    overflow_rows, first_overflow, bad_kernels, usable_kernels = 0, -1, False, False
 
     def prepare(X, y):
         # A buffer's class indices and solver arrays. With -n 2 or more this runs in a worker
@@ -190,6 +196,14 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
                         n_buffers += 1
                         if X.shape[0] > 1 and np.all(y_index == y_index[0]):
                             single_class += 1
+                        xsq = arrays[3]
+                        overflow = np.flatnonzero(np.isinf(xsq))
+                        if overflow.size and first_overflow < 0:
+                            first_overflow = first_row + int(overflow[0])
+                        overflow_rows += overflow.size
+                        finite = finite_self_kernels(params, gamma, xsq)
+                        bad_kernels |= not finite.all()
+                        usable_kernels |= bool((finite & (xsq > 0)).any())
                     start = time.perf_counter()
                     # arrays: data, indices, indptr and the rows' squared norms
                     res = bsgd_solve(store, *arrays, y_index, class_weight, nC,
@@ -202,6 +216,14 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
             if rows_seen != n:
                 raise BsvmError(f"{path}: the file changed during training "
                                 f"({rows_seen} rows instead of {n})")
+            if epoch == 0:
+                if overflow_rows == n:
+                    raise BsvmError(EVERY_ROW_OVERFLOWS)
+                if bad_kernels and not usable_kernels:
+                    raise TrainingDiverged(SELF_KERNEL_OVERFLOW)
+                if overflow_rows:
+                    warnings.warn(overflow_rows_warning(overflow_rows, first_overflow),
+                                  stacklevel=2)
     if single_class:
         warnings.warn(f"{single_class} of {n_buffers} stream buffers held a single class: is "
                       f"{path} sorted by label? Streaming shuffles only within a buffer; "

@@ -108,23 +108,31 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
                                                              **options))
 
 
+EVERY_ROW_OVERFLOWS = ("every training row has a squared norm that overflows a double (values "
+                       "near 1e154 or beyond), so no solver can step on any: scale the data "
+                       "(bsvm-scale)")
+
+
 def _check_overflow_rows(X, warn=True):
     """Rows whose ‖x‖² overflows: every solver leaves them out (dcd, acf, ww at α = 0 as
     LIBLINEAR's steps leave them; bsgd and bsca skip them), with an OverflowRowsWarning when
     ``warn``; BsvmError when no row is left (the model would be silently constant)."""
     import warnings
-    from budgetsvm.errors import OverflowRowsWarning
     from budgetsvm.problem import row_sqnorms
     overflow = np.flatnonzero(np.isinf(row_sqnorms(X)))
     if overflow.size and overflow.size == X.shape[0]:
-        raise BsvmError("every training row has a squared norm that overflows a double (values "
-                        "near 1e154 or beyond), so no solver can step on any: scale the data "
-                        "(bsvm-scale)")
+        raise BsvmError(EVERY_ROW_OVERFLOWS)
     if overflow.size and warn:
-        warnings.warn(OverflowRowsWarning(
-            f"{overflow.size} training row(s) (the first: row {overflow[0] + 1}) have a squared "
-            "norm that overflows a double (values near 1e154 or beyond): no solver can step on "
-            "them, so they are left out; scaling the data (bsvm-scale) keeps them"), stacklevel=2)
+        warnings.warn(overflow_rows_warning(overflow.size, overflow[0]), stacklevel=3)
+
+
+def overflow_rows_warning(count, first):
+    """The OverflowRowsWarning about ``count`` rows, the first of them row ``first`` (0-based)."""
+    from budgetsvm.errors import OverflowRowsWarning
+    return OverflowRowsWarning(
+        f"{count} training row(s) (the first: row {first + 1}) have a squared norm that "
+        "overflows a double (values near 1e154 or beyond): no solver can step on them, so they "
+        "are left out; scaling the data (bsvm-scale) keeps them")
 
 
 def _check_row_costs(labels, y_index, params, sample_weight):

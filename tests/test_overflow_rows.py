@@ -171,3 +171,37 @@ def test_equal_weights_whose_product_with_c_overflows_name_the_weights():
     X, y = _problem()
     with pytest.raises(ValueError, match=r"times the equal sample_weight \(1e\+308\) is inf"):
         LinearSVC(C=10.0).fit(X, y, sample_weight=np.full(len(y), 1e308))
+
+
+def test_grid_search_warns_once_and_not_with_q(tmp_path):
+    data = _heart_with_an_overflow_row(tmp_path)
+    grid = [str(BIN / "bsvm-grid"), "-j", "2", "-n", "1", "-log2c", "0,1,1", "-s", "dcd",
+            "-out", "null"]
+    r = subprocess.run([*grid, str(data)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0
+    assert [line for line in r.stderr.splitlines() if "overflows" in line] == [
+        line for line in r.stderr.splitlines() if "the first: row 101)" in line]
+    assert sum("overflows" in line for line in r.stderr.splitlines()) == 1
+    r = subprocess.run([*grid, "-q", str(data)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stderr == ""
+
+
+def test_streaming_warns_and_refuses_as_training_in_memory(tmp_path):
+    data = _heart_with_an_overflow_row(tmp_path)
+    train_cmd = [str(BIN / "bsvm-train"), "-n", "1", "-s", "bsgd", "--stream"]
+    r = subprocess.run([*train_cmd, str(data), str(tmp_path / "m")], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0
+    assert sum("the first: row 101)" in line for line in r.stderr.splitlines()) == 1
+    every = tmp_path / "every"
+    every.write_text("+1 1:1e200\n-1 2:1e200\n+1 1:3e200 2:1\n-1 1:1 2:2e200\n")
+    r = subprocess.run([*train_cmd, "-q", str(every), str(tmp_path / "m2")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and r.stderr.startswith("every training row has a squared norm")
+    poly = tmp_path / "poly"
+    poly.write_text("+1 1:1e60\n-1 2:1e60\n+1 1:3e60 2:1\n-1 1:1 2:2e60\n")
+    r = subprocess.run([*train_cmd, "-q", "-t", "1", "--maintenance", "removal", "--polish",
+                        "none", str(poly), str(tmp_path / "m3")], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1 and "k(x, x) of every training row overflows" in r.stderr
+    assert not (tmp_path / "m3").exists()
