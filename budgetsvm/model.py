@@ -80,9 +80,17 @@ def _chunks(n_rows, n_cols, dense_width=0):
 
 
 def _argmax_labels(labels, F):
-    # np.argmax returns the first maximum: ties go to the lowest class index.
+    # np.argmax returns the first maximum: ties go to the lowest class index. A NaN value
+    # (an overflow) never wins, as in LIBLINEAR's and LIBSVM's loops (`if (d[i] > d[best])`),
+    # except in the first column, where their loops start; np.argmax would pick any NaN.
     if F.shape[0] == 0:
         return np.empty(0, dtype=np.float64)
+    nan = np.isnan(F)
+    if nan.any():
+        F = np.where(nan, -np.inf, F)
+        best = np.argmax(F, axis=1)
+        best[nan[:, 0]] = 0
+        return labels[best]
     return labels[np.argmax(F, axis=1)]
 
 

@@ -130,7 +130,10 @@ def sigmoid_train(f, positive, max_iter=100, min_step=1e-10, sigma=1e-12, eps=1e
 
 
 def _clipped(f, A, B):
-    return np.clip(sigmoid_predict(f, A, B), MIN_PROB, 1.0 - MIN_PROB)
+    # LIBSVM's min(max(p, min_prob), 1 − min_prob) also turns a NaN p (a NaN decision value)
+    # into min_prob; np.clip would pass it through
+    p = sigmoid_predict(f, A, B)
+    return np.clip(np.where(np.isnan(p), MIN_PROB, p), MIN_PROB, 1.0 - MIN_PROB)
 
 
 def pairwise_coupling(R):

@@ -205,3 +205,29 @@ def test_streaming_warns_and_refuses_as_training_in_memory(tmp_path):
                        timeout=120)
     assert r.returncode == 1 and "k(x, x) of every training row overflows" in r.stderr
     assert not (tmp_path / "m3").exists()
+
+
+def test_nan_decision_values_are_decided_as_liblinear_and_libsvm_decide_them(tmp_path):
+    # one-vs-rest, decision values (1, NaN, 2): LIBLINEAR's loop skips the NaN and predicts
+    # the third class (np.argmax picked the NaN's class)
+    model = tmp_path / "ovr"
+    model.write_text("solver_type L2R_L1LOSS_SVC_DUAL\nnr_class 3\nlabel 1 2 3\nnr_feature 3\n"
+                     "bias -1\nw\n0 0 1 \n2 -2 0 \n0 0 2 \n")
+    test = tmp_path / "t"
+    test.write_text("3 1:1e308 2:1e308 3:1\n1 3:-1\n")
+    y, x = liblinearutil.svm_read_problem(str(test))
+    theirs, _, _ = liblinearutil.predict(y, x, liblinearutil.load_model(str(model)), "-q")
+    out = tmp_path / "out"
+    subprocess.run([str(BIN / "bsvm-predict"), "-q", str(test), str(model), str(out)],
+                   check=True, timeout=60)
+    assert [float(v) for v in out.read_text().split()] == theirs
+    # binary with probabilities: LIBSVM's min(max(p, 1e-7), 1 - 1e-7) makes a NaN p 1e-7, so
+    # the row goes to the second label (the probabilities were printed as nan)
+    binary = tmp_path / "binary"
+    binary.write_text("budgetsvm_model 1\nmodel_type linear\nsolver dcd\nmulticlass binary\n"
+                      "nr_class 2\nlabel 1 -1\nnr_feature 2\nbias -1.0\nnr_w 1\nprobA -1.0\n"
+                      "probB 0.0\nw\n2\n-2\nend\n")
+    test.write_text("+1 1:1e308 2:1e308\n")
+    subprocess.run([str(BIN / "bsvm-predict"), "-q", "-b", "1", str(test), str(binary),
+                    str(out)], check=True, timeout=60)
+    assert out.read_text().splitlines()[1] == "-1 1e-07 1"

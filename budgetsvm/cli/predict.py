@@ -100,7 +100,7 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
         # LIBSVM and LIBLINEAR predict such rows silently (as the first or last label)
         info(f"warning: {undefined} test row(s) have NaN decision values (their kernel values "
              "or dot products overflow: values far beyond the training data's scale?); they "
-             "are predicted by the fixed rule for NaN, not by the model", quiet)
+             "are predicted by LIBSVM's and LIBLINEAR's rule for NaN, not by the model", quiet)
     if not quiet:
         accuracy = 100.0 * correct / total if total else 0.0
         # LIBLINEAR's predict prints the line without svm-predict's "(classification)"
