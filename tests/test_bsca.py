@@ -351,3 +351,30 @@ def test_a_kernel_that_overflows_is_a_diverged_run(tmp_path, solver):
     assert result.stderr.startswith("training diverged: the kernel value k(x, x) of every "
                                     "training row overflows"), result.stderr
     assert (tmp_path / "m").read_text() == "old\n"
+
+
+def test_one_vs_rest_models_share_the_support_vectors_they_have_in_common():
+    # each one-vs-rest model is the binary model of its class against the rest (same seed, same
+    # costs): the multi-class model's column c gives that model's decision values, while a
+    # training row stored by several models is one SV line (it was one per model: k·B lines of
+    # k coefficients)
+    import scipy.sparse as sp
+    from budgetsvm.bsca import train_bsca
+    from budgetsvm.labels import group_classes
+    from budgetsvm.params import TrainParams
+    rng = np.random.default_rng(5)
+    k = 6
+    centers = rng.normal(scale=3.0, size=(k, 3))
+    y = np.repeat(np.arange(1.0, k + 1), 5)
+    X = sp.csr_matrix(centers[(y - 1).astype(int)] + rng.normal(scale=0.3, size=(len(y), 3)))
+    labels, y_index = group_classes(y)
+    params = TrainParams(solver="bsca", C=2.0, gamma=0.2, budget=50, epochs=3, seed=4)
+    model = train_bsca(X, y_index, labels, params)
+    # no merging (budget above n): every SV is a training row, each stored once
+    assert model.n_sv <= len(y)
+    assert len({tuple(row) for row in model.sv.toarray()}) == model.n_sv
+    for c in range(k):
+        binary = train_bsca(X, np.where(y_index == c, 0, 1).astype(np.int32),
+                            np.array([labels[c], 0.0]), params)
+        np.testing.assert_allclose(model.decision_function(X)[:, c],
+                                   binary.decision_function(X)[:, 0], rtol=1e-12, atol=1e-12)

@@ -246,10 +246,10 @@ def test_multiclass_bsca_refits_each_one_vs_rest_model_on_its_own_vectors():
     labels, y_index = group_classes(y)
     params = TrainParams(solver="bsca", C=1.0, gamma=0.3, budget=15, epochs=2, seed=2)
     model = train_bsca(X, y_index, labels, params)
-    bounds = np.cumsum([0] + [i["n_sv"] for i in model.train_info["per_model"]])
     cost = np.full(len(y), params.C)
     for c in range(3):
-        own = np.arange(bounds[c], bounds[c + 1])
+        own = model.train_info["sv_rows"][c]            # model c's SVs, in its order
+        assert len(own) == model.train_info["per_model"][c]["n_sv"]
         others = np.setdiff1d(np.arange(model.n_sv), own)
         assert np.all(model.coef[others, c] == 0.0)
         K = model.kernel.kernel_matrix(X, model.sv[own])
