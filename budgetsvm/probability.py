@@ -388,12 +388,12 @@ def cross_validation_with_probability(X, y, params, nr_fold, on_fold=None):
     and predicts the class of largest probability (predict_with_proba); a training part of one
     class predicts it. Same folds, threads and determinism as train.cross_validation."""
     from budgetsvm import threads
-    from budgetsvm.train import (_check_overflow_rows, check_params, naming_the_fold,
-                                 stratified_folds)
+    from budgetsvm.train import (check_params, naming_the_fold, stratified_folds,
+                                 warn_overflow_rows)
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    _check_overflow_rows(X)          # once, about the whole data (the folds do not warn)
+    warn_overflow_rows(X)            # once, about the whole data (the folds do not warn)
     fold = stratified_folds(y, nr_fold, params.seed)
     predicted = np.empty(len(y))
 

@@ -113,7 +113,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
     from budgetsvm.budgeted import SELF_KERNEL_OVERFLOW, finite_self_kernels
     from budgetsvm.errors import TrainingDiverged
     from budgetsvm.problem import canonical_csr, check_class_costs, class_weights, csr_arrays
-    from budgetsvm.train import EVERY_ROW_OVERFLOWS, overflow_rows_warning
+    from budgetsvm.train import EVERY_ROW_OVERFLOWS, overflow_warning
     from budgetsvm.params import check_params
     from budgetsvm.model_io import ensure_finite
     check_params(params)
@@ -222,7 +222,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
                 if bad_kernels and not usable_kernels:
                     raise TrainingDiverged(SELF_KERNEL_OVERFLOW)
                 if overflow_rows:
-                    warnings.warn(overflow_rows_warning(overflow_rows, first_overflow),
+                    warnings.warn(overflow_warning(overflow_rows, first_overflow),
                                   stacklevel=2)
     if single_class:
         warnings.warn(f"{single_class} of {n_buffers} stream buffers held a single class: is "

@@ -84,7 +84,10 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
     if len(labels) < 2:
         return one_class_model(labels[0], params, X.shape[1])
     check_class_costs(labels, params)
-    _check_overflow_rows(X, warn_overflow)
+    overflow = overflow_rows_warning(X)
+    if overflow is not None and warn_overflow:
+        import warnings
+        warnings.warn(overflow, stacklevel=2)
     if sample_weight is not None:
         _check_row_costs(labels, y_index, params, sample_weight)
     # The fit signature of solvers.SolverSpec; monitor and monitor_test only when asked for, so
@@ -113,20 +116,27 @@ EVERY_ROW_OVERFLOWS = ("every training row has a squared norm that overflows a d
                        "(bsvm-scale)")
 
 
-def _check_overflow_rows(X, warn=True):
+def overflow_rows_warning(X):
     """Rows whose ‖x‖² overflows: every solver leaves them out (dcd, acf, ww at α = 0 as
-    LIBLINEAR's steps leave them; bsgd and bsca skip them), with an OverflowRowsWarning when
-    ``warn``; BsvmError when no row is left (the model would be silently constant)."""
-    import warnings
+    LIBLINEAR's steps leave them; bsgd and bsca skip them). Returns the OverflowRowsWarning
+    about them (None when there are none); BsvmError when no row is left (the model would be
+    silently constant)."""
     from budgetsvm.problem import row_sqnorms
     overflow = np.flatnonzero(np.isinf(row_sqnorms(X)))
     if overflow.size and overflow.size == X.shape[0]:
         raise BsvmError(EVERY_ROW_OVERFLOWS)
-    if overflow.size and warn:
-        warnings.warn(overflow_rows_warning(overflow.size, overflow[0]), stacklevel=3)
+    return overflow_warning(overflow.size, overflow[0]) if overflow.size else None
 
 
-def overflow_rows_warning(count, first):
+def warn_overflow_rows(X, stacklevel=3):
+    """overflow_rows_warning, warned."""
+    import warnings
+    warning = overflow_rows_warning(X)
+    if warning is not None:
+        warnings.warn(warning, stacklevel=stacklevel)
+
+
+def overflow_warning(count, first):
     """The OverflowRowsWarning about ``count`` rows, the first of them row ``first`` (0-based)."""
     from budgetsvm.errors import OverflowRowsWarning
     return OverflowRowsWarning(
@@ -331,7 +341,7 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    _check_overflow_rows(X)          # once, about the whole data (the folds do not warn)
+    warn_overflow_rows(X)            # once, about the whole data (the folds do not warn)
     fold = stratified_folds(y, nr_fold, params.seed)
     predicted = np.empty(len(y))
     trained = [None] * nr_fold

@@ -3,10 +3,9 @@ lines of grid.py, the threads each training gets, and the checks made before any
 import dataclasses
 import os
 import sys
-import warnings
 
 from budgetsvm import solvers
-from budgetsvm.errors import BsvmError, OverflowRowsWarning, ParameterError, TrainingDiverged
+from budgetsvm.errors import BsvmError, ParameterError, TrainingDiverged
 from budgetsvm.fileio import is_regular_file
 from budgetsvm.labels import group_classes
 from budgetsvm.grid.order import (DEFAULT_LOG2C, DEFAULT_LOG2G, MAX_POINTS, Point,
@@ -158,7 +157,7 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
     on_result(point, rate) after each computed point. ``client``: an existing Dask Client to use
     instead of connecting to options.scheduler.
     """
-    from budgetsvm.train import (_check_overflow_rows, largest_value, scale_notice, small_classes,
+    from budgetsvm.train import (largest_value, overflow_rows_warning, scale_notice, small_classes,
                                  stratified_folds, usable_folds)
     warn = warn or (lambda line: None if options.quiet else print(line, file=sys.stderr))
     c_range, g_range, budgets, notices = searched_dimensions(options)
@@ -203,11 +202,9 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
         warn(notice)
     # rows whose ‖x‖² overflows: once here, about the whole data (the folds do not warn), and an
     # error before any work when no row is left
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", OverflowRowsWarning)
-        _check_overflow_rows(X)
-    for warning in caught:
-        warn(f"warning: {warning.message}")
+    overflow = overflow_rows_warning(X)
+    if overflow is not None:
+        warn(f"warning: {overflow}")
 
     todo = [p for p in order if p not in resumed]
     # a C of the grid whose cost overflows with a -w weight: refused before the result file
