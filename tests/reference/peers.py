@@ -11,10 +11,13 @@ import scipy.sparse as sp
 _libc = ctypes.CDLL(None)
 
 
-def liblinear_train(y, X, options):
+def liblinear_train(y, X, options, seed=1):
     """Train LIBLINEAR and return (model, what its C code printed on file descriptor 1); the test
-    skips when liblinear-official is not installed."""
+    skips when liblinear-official is not installed. LIBLINEAR draws its coordinate orders from
+    the C library's rand(), which it never seeds: srand(seed) first makes a call's result
+    independent of the LIBLINEAR calls of the tests that ran before it in the process."""
     liblinear = pytest.importorskip("liblinear.liblinearutil")
+    _libc.srand(seed)
     fd, path = tempfile.mkstemp()
     saved = os.dup(1)
     try:
