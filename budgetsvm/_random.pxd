@@ -67,19 +67,25 @@ cdef inline Py_ssize_t rng_below(Rng* r, Py_ssize_t n) noexcept nogil:
 cdef inline void rng_shuffle(Rng* r, Py_ssize_t* a, Py_ssize_t n) noexcept nogil:
     """Fisher–Yates shuffle of a[0:n], drawing from the back as LIBLINEAR does."""
     cdef Py_ssize_t i, j, tmp
+    # the state in a local copy, so that it can stay in registers: the stores to a[] could
+    # alias *r (Py_ssize_t and uint64_t may), which made every draw reload it from memory
+    cdef Rng local = r[0]
     for i in range(n - 1):
-        j = i + rng_below(r, n - i)
+        j = i + rng_below(&local, n - i)
         tmp = a[i]
         a[i] = a[j]
         a[j] = tmp
+    r[0] = local
 
 
 cdef inline void rng_shuffle_fast(Rng* r, Py_ssize_t* a, Py_ssize_t n) noexcept nogil:
     """Fisher–Yates shuffle of a[0:n] with multiply-shift draws: no division per element, a
     different (equally seeded) sequence than rng_shuffle. For loops that shuffle every sweep."""
     cdef Py_ssize_t i, j, tmp
+    cdef Rng local = r[0]            # in registers, as in rng_shuffle
     for i in range(n - 1, 0, -1):
-        j = <Py_ssize_t>_mulhi64(rng_next(r), <uint64_t>(i + 1))
+        j = <Py_ssize_t>_mulhi64(rng_next(&local), <uint64_t>(i + 1))
         tmp = a[i]
         a[i] = a[j]
         a[j] = tmp
+    r[0] = local
