@@ -22,6 +22,12 @@ BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
 
 
+def _predict(*args, timeout=60):
+    """bsvm-predict with these arguments: the completed process (text output)."""
+    return subprocess.run([str(BIN / "bsvm-predict"), *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout)
+
+
 def _problem():
     rng = np.random.default_rng(8)
     X = rng.normal(size=(60, 4))
@@ -114,13 +120,11 @@ def test_predict_warns_about_rows_whose_decision_values_are_nan(tmp_path):
     test = tmp_path / "t"
     test.write_text("+1 1:1e308 2:1e308\n+1 1:1\n-1 2:1\n")
     out = tmp_path / "out"
-    r = subprocess.run([str(BIN / "bsvm-predict"), str(test), str(model), str(out)],
-                       capture_output=True, text=True, timeout=60)
+    r = _predict(test, model, out)
     assert r.returncode == 0
     assert "warning: 1 test row(s) have NaN decision values" in r.stderr
     assert out.read_text().splitlines()[1:] == ["1", "-1"]
-    r = subprocess.run([str(BIN / "bsvm-predict"), "-q", str(test), str(model), str(out)],
-                       capture_output=True, text=True, timeout=60)
+    r = _predict("-q", test, model, out)
     assert r.returncode == 0 and r.stderr == ""
 
 
@@ -155,8 +159,7 @@ def test_the_sigmoid_is_fitted_without_the_rows_left_out(tmp_path):
     test = tmp_path / "heart"
     test.write_text("".join(line + "\n" for i, line in enumerate(
         data.read_text().splitlines()) if i != 100))
-    r = subprocess.run([str(BIN / "bsvm-predict"), "-b", "1", str(test), str(model),
-                        str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    r = _predict("-b", "1", test, model, tmp_path / "out", timeout=120)
     assert float(r.stdout.split("=")[1].split("%")[0]) > 80.0
 
 
@@ -218,8 +221,7 @@ def test_nan_decision_values_are_decided_as_liblinear_and_libsvm_decide_them(tmp
     y, x = liblinearutil.svm_read_problem(str(test))
     theirs, _, _ = liblinearutil.predict(y, x, liblinearutil.load_model(str(model)), "-q")
     out = tmp_path / "out"
-    subprocess.run([str(BIN / "bsvm-predict"), "-q", str(test), str(model), str(out)],
-                   check=True, timeout=60)
+    assert _predict("-q", test, model, out).returncode == 0
     assert [float(v) for v in out.read_text().split()] == theirs
     # binary with probabilities: LIBSVM's min(max(p, 1e-7), 1 - 1e-7) makes a NaN p 1e-7, so
     # the row goes to the second label (the probabilities were printed as nan)
@@ -228,6 +230,5 @@ def test_nan_decision_values_are_decided_as_liblinear_and_libsvm_decide_them(tmp
                       "nr_class 2\nlabel 1 -1\nnr_feature 2\nbias -1.0\nnr_w 1\nprobA -1.0\n"
                       "probB 0.0\nw\n2\n-2\nend\n")
     test.write_text("+1 1:1e308 2:1e308\n")
-    subprocess.run([str(BIN / "bsvm-predict"), "-q", "-b", "1", str(test), str(binary),
-                    str(out)], check=True, timeout=60)
+    assert _predict("-q", "-b", "1", test, binary, out).returncode == 0
     assert out.read_text().splitlines()[1] == "-1 1e-07 1"
