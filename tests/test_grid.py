@@ -68,6 +68,17 @@ def test_range_f_matches_grid_py():
     assert grid.range_f(0, 5, 2) == [0, 2, 4]
 
 
+def test_range_f_with_a_step_below_the_spacing_of_doubles_ends():
+    # begin == end: grid.py's loop gives begin alone (its begin + step > end at once); a step
+    # that does not move begin + k*step used to loop forever (10 + 1e-30 == 10)
+    assert grid.range_f(10, 10, 1e-30) == [10]
+    assert grid.range_f(-3, -3, -1e-300) == [-3]
+    assert grid.range_f(1e308, 1e308, 1) == [1e308]
+    assert grid.parse_range("10,10,1e-30") == (10, 10, 1e-30)
+    with pytest.raises(ParameterError, match=r"-log2c: 2\^1e\+308 is out of the range"):
+        grid.parse_range("1e308,1e308,1", "-log2c")
+
+
 def test_permute_sequence_by_hand():
     assert grid.permute_sequence([0, 1, 2, 3, 4, 5, 6]) == [3, 1, 5, 0, 4, 2, 6]
     # grid.py's default C range: midpoint 5, then -1 and 11, ...

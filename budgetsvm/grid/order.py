@@ -67,7 +67,7 @@ def check_exponents(log2_range, option):
     values = range_f(*log2_range)
     for x in (min(values), max(values)) if values else ():
         if not is_double_exponent(x):
-            shown = str(int(x)) if float(x).is_integer() else repr(x)
+            shown = str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
             raise ParameterError(f"{option}: 2^{shown} is out of the range of a double "
                                  "(2^x is a positive finite double for -1074 <= x < 1024)")
 
@@ -75,8 +75,11 @@ def check_exponents(log2_range, option):
 def range_f(begin, end, step):
     """grid.py's range_f: begin, begin+step, ... up to end inclusive (works for floats)."""
     seq = []
+    # the last index, with half a step to spare for rounding: the stop when begin + k*step no
+    # longer moves (a step below the spacing of doubles at begin, e.g. 10,10,1e-30)
+    last = abs(end - begin) / abs(step) + 0.5
     k = 0
-    while True:
+    while k <= last:
         value = begin + k * step
         # a tolerance so that -1,1,0.1 includes 1 despite binary rounding
         if step > 0 and value > end + 1e-9 * abs(step):
