@@ -380,6 +380,21 @@ def test_log2_beyond_a_double_is_a_one_line_usage_error(args, hs60):
     assert lines[0].startswith(f"Usage error: {args[2]}: 2^") and "range of a double" in lines[0]
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_library_warnings_are_one_line_once_and_q_silences_them(jobs, hs60):
+    # a -wLABEL of a class the data lack warns in every fold of every point: worker processes
+    # (-j 2) printed each one with its source line, and -q (no warnings: docs/GRID.md) let it
+    # through; LIBSVM prints it once
+    args = ["-s", "dcd", "-w3", "5", "-log2c", "0,1,1", "-v", "3", "-j", jobs, "-out", "null",
+            hs60]
+    proc = run_subprocess(args)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == ["warning: class label 3 specified in weight is not found"]
+    quiet = run_subprocess(["-q", *args])
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.stdout == proc.stdout
+
+
 # bsgd with removal: with merging, gamma = 2^1023 ends in a model with non-finite values (a
 # diverged run, reported as such), which is no concern of the range check
 KERNEL_EDGE = ["-s", "bsgd", "--budget", "10", "--maintenance", "removal", "-log2c", "0,0,1"]

@@ -8,6 +8,7 @@ there. The search itself is budgetsvm.grid.run_grid. See docs/GRID.md.
 import contextlib
 import os
 import sys
+import warnings
 
 import click
 
@@ -268,6 +269,10 @@ def command(args):
         return
     options = parse_arguments(args)
     quiet = options.quiet
+    if quiet:
+        # -q: no warnings of the library either (a -wLABEL of an absent class, the solvers'
+        # notes), as bsvm-train -q; run() restores the filters when the command ends
+        warnings.simplefilter("ignore")
 
     def warn(line):
         if not quiet:

@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import uuid
+import warnings
 
 import numpy as np
 
@@ -100,10 +101,24 @@ def _pool_init(source, zero_based, nr_fold, seed):
 
 
 def _pool_task(params, fold, probability=False):
+    """One fold of one point in a worker process: (outcome, "local", warnings), the warnings
+    it raised as (category, text) for the parent to show (show_worker_warnings): a worker has
+    neither the one-line display of warnings nor the -q filter, so it would print each with
+    its source line, once per fold and point."""
     if "error" in _WORKER:
         raise _WORKER["error"]
     X, y, fold_of_row = _WORKER["data"]
-    return fold_outcome(X, y, fold_of_row, params, fold, probability), "local"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = fold_outcome(X, y, fold_of_row, params, fold, probability)
+    return outcome, "local", [(w.category, str(w.message)) for w in caught]
+
+
+def show_worker_warnings(caught):
+    """Raise again, in this process, the warnings a worker process recorded: its filters (-q)
+    and its one-line display, which shows each text once (cli.common), decide what is seen."""
+    for category, text in caught:
+        warnings.warn(text, category, stacklevel=2)
 
 
 def dask_task(source, zero_based, nr_fold, params, fold, probability=False):
@@ -193,7 +208,8 @@ class PoolRunner:
             try:
                 for future in concurrent.futures.as_completed(futures):
                     index = futures[future]
-                    correct, name = future.result()
+                    correct, name, caught = future.result()
+                    show_worker_warnings(caught)
                     pending.discard(index)
                     yield index, correct, name
             except BrokenProcessPool:
