@@ -57,5 +57,11 @@ class OverflowRowsWarning(UserWarning):
     so they are left out (train.train); a diagnostic, which bsvm-train -q silences."""
 
 
+class MaxIterWarning(UserWarning):
+    """A linear solver stopped at --max-iter in a cross-validation fold, whose model prints no
+    summary (a trained model's summary says it: "WARNING: reaching max number of iterations");
+    a diagnostic, which bsvm-train -q silences, as LIBLINEAR's train -q silences its warning."""
+
+
 class TrainingDiverged(BsvmError):
     """Training produced a model with NaN or infinite values: it is never saved or scored."""

@@ -294,7 +294,8 @@ class _BudgetSVMBase(_Mixin, _Base):
         n_iter = _n_iter(info)
         if n_iter is not None:
             self.n_iter_ = n_iter
-        if _max_iter_reached(info):
+        from budgetsvm.train import max_iter_reached
+        if max_iter_reached(info):
             warnings.warn(f"{type(self).__name__}: the solver stopped at max_iter before its "
                           "stopping tolerance tol was met; increase max_iter (0 = unlimited) "
                           "or tol", ConvergenceWarning, stacklevel=3)
@@ -455,21 +456,10 @@ def _check_flag(name, value):
         raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
-def _problem_infos(info):
-    """A model's train_info as a list of dicts, one per binary problem (or the one of it)."""
-    if isinstance(info, dict):
-        info = [info]
-    return [d for d in info if isinstance(d, dict)] if isinstance(info, (list, tuple)) else []
-
-
-def _max_iter_reached(info):
-    """Whether a linear solver (or one of its one-vs-rest problems) stopped at max_iter."""
-    return any(d.get("max_iter_reached") for d in _problem_infos(info))
-
-
 def _n_iter(info):
     """Outer iterations from a model's train_info (the largest over binary problems)."""
-    values = [int(d["n_iter"]) for d in _problem_infos(info)
+    from budgetsvm.train import problem_infos
+    values = [int(d["n_iter"]) for d in problem_infos(info)
               if isinstance(d.get("n_iter"), numbers.Integral)]
     return max(values) if values else None
 

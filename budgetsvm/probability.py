@@ -377,9 +377,10 @@ def fold_predictions_with_probability(X, y, test, params):
     present = np.unique(y[~test])
     if len(present) == 1:
         return np.full(int(np.count_nonzero(test)), present[0])
+    from budgetsvm.train import warn_fold_max_iter
     model = ensure_finite(train_with_probability(X[~test], y[~test], params,
                                                  warn_overflow=False))
-    return predict_with_proba(model, X[test])[0]
+    return predict_with_proba(warn_fold_max_iter(model), X[test])[0]
 
 
 def cross_validation_with_probability(X, y, params, nr_fold, on_fold=None):

@@ -9,7 +9,8 @@ import scipy.sparse as sp
 
 from budgetsvm import threads
 from budgetsvm._rng import Random
-from budgetsvm.errors import BsvmError, OneClassWarning, ParameterError, TrainingDiverged
+from budgetsvm.errors import (BsvmError, MaxIterWarning, OneClassWarning, ParameterError,
+                              TrainingDiverged)
 from budgetsvm.labels import group_classes
 from budgetsvm.model_io import ensure_finite
 from budgetsvm import solvers
@@ -282,6 +283,33 @@ def fold_predictions(X, y, test, params, callback=None):
     return _finish_fold(X, y, test, _train_fold(X, y, test, params, callback, defer=False))
 
 
+FOLD_MAX_ITER = ("the solver stopped at --max-iter before its stopping tolerance in a "
+                 "cross-validation fold; a larger --max-iter (0 = unlimited) or a larger -e may "
+                 "help")
+
+
+def problem_infos(info):
+    """A model's train_info as a list of dicts, one per binary problem (or the one of it)."""
+    if isinstance(info, dict):
+        info = [info]
+    return [d for d in info if isinstance(d, dict)] if isinstance(info, (list, tuple)) else []
+
+
+def max_iter_reached(info):
+    """Whether a linear solver (or one of its one-vs-rest problems) stopped at max_iter, from a
+    model's train_info."""
+    return any(d.get("max_iter_reached") for d in problem_infos(info))
+
+
+def warn_fold_max_iter(model):
+    """A MaxIterWarning when a fold's model stopped at --max-iter: cross-validation prints only
+    its accuracy, where a trained model's summary has LIBLINEAR's warning. The one-line display
+    of the commands shows the text once, however many folds (and grid points) reach it."""
+    if max_iter_reached(getattr(model, "train_info", None)):
+        warnings.warn(FOLD_MAX_ITER, MaxIterWarning, stacklevel=2)
+    return model
+
+
 def _train_fold(X, y, test, params, callback=None, defer=True):
     """The first half of fold_predictions: the training on the rows outside ``test``, with its
     refit put off (refit.deferred_polish) when ``defer``. Returns (model, the refits put off,
@@ -290,12 +318,12 @@ def _train_fold(X, y, test, params, callback=None, defer=True):
     if len(present) == 1:
         return None, [], present[0]
     if not defer:
-        return train(X[~test], y[~test], params, callback=callback, warn_overflow=False), \
-            [], None
+        return warn_fold_max_iter(train(X[~test], y[~test], params, callback=callback,
+                                        warn_overflow=False)), [], None
     from budgetsvm.refit import deferred_polish     # scipy.linalg: only when it trains
     with deferred_polish() as pending:
         model = train(X[~test], y[~test], params, callback=callback, warn_overflow=False)
-    return model, pending, None
+    return warn_fold_max_iter(model), pending, None
 
 
 def _finish_fold(X, y, test, trained):

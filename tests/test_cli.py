@@ -81,6 +81,34 @@ def test_cross_validation_line(tmp_path):
     assert not list(tmp_path.iterdir())          # -v writes no model
 
 
+FOLD_MAX_ITER = ("warning: the solver stopped at --max-iter before its stopping tolerance in a "
+                 "cross-validation fold; a larger --max-iter (0 = unlimited) or a larger -e may "
+                 "help")
+
+
+@pytest.mark.parametrize("extra", [[], ["-b", "1"]])
+def test_cross_validation_says_when_folds_stop_at_max_iter(tmp_path, extra):
+    # the oracle: the training summary's own warning (LIBLINEAR's) for the same options; -v
+    # prints only the accuracy, so its folds' models reaching --max-iter went unsaid
+    heart = DATA / "heart_scale.xz"
+    for max_iter, reached in (("2", True), ("0", False)):
+        options = ["-s", "dcd", "--max-iter", max_iter, *extra]
+        summary = run("bsvm-train", *options, heart, tmp_path / "m")
+        assert summary.returncode == 0, summary.stderr.decode()
+        assert ("WARNING: reaching max number of iterations" in summary.stdout.decode()) \
+            == reached
+        cv = run("bsvm-train", *options, "-v", "5", heart)
+        assert cv.returncode == 0, cv.stderr.decode()
+        assert cv.stderr.decode().splitlines() == ([FOLD_MAX_ITER] if reached else [])
+        quiet = run("bsvm-train", *options, "-v", "5", "-q", heart)
+        assert quiet.stderr.decode() == "" and quiet.stdout == cv.stdout
+    for jobs in ("1", "2"):
+        grid = run("bsvm-grid", "-s", "dcd", "--max-iter", "2", *extra, "-log2c", "0,1,1",
+                   "-v", "3", "-j", jobs, "-out", "null", heart)
+        assert grid.returncode == 0, grid.stderr.decode()
+        assert grid.stderr.decode().splitlines() == [FOLD_MAX_ITER]
+
+
 @pytest.mark.parametrize("tool", ["bsvm-train", "bsvm-grid"])
 def test_more_folds_than_rows_is_leave_one_out_as_liblinear(tmp_path, tool):
     # LIBLINEAR (and LIBSVM) run -v n > rows as leave-one-out, with a warning. With a tight
@@ -96,8 +124,10 @@ def test_more_folds_than_rows_is_leave_one_out_as_liblinear(tmp_path, tool):
     result = run(tool, *options, plain, cwd=tmp_path)
     err = result.stderr.decode()
     assert result.returncode == 0, err
+    # at this tolerance the folds stop at the 1000 iterations, as LIBLINEAR's do (its train -v
+    # without -q prints its warning for each of the 270)
     assert err.splitlines() == ["warning: -v 300 asks for more folds than the 270 training rows: "
-                                "using 270 folds (leave-one-out cross validation)"]
+                                "using 270 folds (leave-one-out cross validation)", FOLD_MAX_ITER]
     out = result.stdout.decode()
     rate = re.fullmatch(r"Cross Validation Accuracy = ([\d.]+)%\n", out) if tool == "bsvm-train" \
         else re.search(r"^1\.0 ([\d.]+)$", out, re.M)

@@ -10,8 +10,8 @@ from budgetsvm import io, model_io, solvers, threads
 from budgetsvm.fileio import (atomic_output, check_not_an_input, check_output_path, is_pipe,
                               is_regular_file, standard_output_alias)
 from budgetsvm.cli.common import info, run
-from budgetsvm.errors import (BsvmError, OneClassWarning, OverflowRowsWarning, StreamOrderWarning,
-                              printable_name)
+from budgetsvm.errors import (BsvmError, MaxIterWarning, OneClassWarning, OverflowRowsWarning,
+                              StreamOrderWarning, printable_name)
 from budgetsvm.params import OPTIONS, TrainParams, check_params, option_notices
 from budgetsvm.progress import task_progress
 from budgetsvm.train import (cross_validation, largest_value, progress_total, scale_notice,
@@ -238,6 +238,7 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
         warnings.filterwarnings("ignore", category=OneClassWarning)
         warnings.filterwarnings("ignore", category=StreamOrderWarning)
         warnings.filterwarnings("ignore", category=OverflowRowsWarning)
+        warnings.filterwarnings("ignore", category=MaxIterWarning)
         # and numpy's notes on overflowing values (the outcome, a refusal or a model, is
         # reported either way): -q means no diagnostics
         warnings.filterwarnings("ignore", category=RuntimeWarning)
