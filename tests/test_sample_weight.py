@@ -13,6 +13,7 @@ from budgetsvm.problem import class_weights
 from budgetsvm.train import train
 from reference.data import gaussian_classes
 from reference.objectives import linear_primal, rel, ww_primal_dual
+from reference.peers import seed_liblinear
 from test_refit import heart_scale, independent_refit
 
 liblinearutil = pytest.importorskip("liblinear.liblinearutil")
@@ -65,6 +66,7 @@ def test_integer_weights_solve_liblinears_problem_on_repeated_rows(solver):
     w = model.coef[0] * (1.0 if model.labels[0] == 1.0 else -1.0)
     ours = linear_primal(X, np.where(y == 1.0, 1.0, -1.0), C * counts, w)
     Xr, yr = _repeated(X, y, counts)
+    seed_liblinear()       # unseeded, it stopped at its iteration cap in some test orders
     theirs_model = liblinearutil.train(yr, Xr, f"-s 3 -c {C} -e 1e-5 -q")
     w_ll = np.array(theirs_model.get_decfun()[0]) * (1.0 if theirs_model.get_labels()[0] == 1
                                                       else -1.0)

@@ -11,13 +11,20 @@ import scipy.sparse as sp
 _libc = ctypes.CDLL(None)
 
 
+def seed_liblinear(seed=1):
+    """srand(seed): LIBLINEAR draws its coordinate orders from the C library's rand(), which it
+    never seeds, so without this a call's result (and, at a tight -e, whether it converges
+    within its 1000 iterations) depends on the LIBLINEAR calls that ran before it."""
+    _libc.srand(seed)
+
+
 def liblinear_train(y, X, options, seed=1):
     """Train LIBLINEAR and return (model, what its C code printed on file descriptor 1); the test
     skips when liblinear-official is not installed. LIBLINEAR draws its coordinate orders from
     the C library's rand(), which it never seeds: srand(seed) first makes a call's result
     independent of the LIBLINEAR calls of the tests that ran before it in the process."""
     liblinear = pytest.importorskip("liblinear.liblinearutil")
-    _libc.srand(seed)
+    seed_liblinear(seed)
     fd, path = tempfile.mkstemp()
     saved = os.dup(1)
     try:
