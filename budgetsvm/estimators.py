@@ -270,7 +270,7 @@ class _BudgetSVMBase(_Mixin, _Base):
             raise ValueError(f"{type(self).__name__} needs samples of at least two classes; "
                              f"got 1 class ({self.classes_[present[0]]!r})")
         _check_flag("probability", self.probability)
-        params = self._train_params(X.shape[1])
+        params = self._train_params(X)
         params.seed = self._seed()
         params.class_weights = self._class_weights(self._values_[present], counts)
         params.n_threads = self._threads()
@@ -487,7 +487,8 @@ class BudgetSVC(_BudgetSVMBase):
     """Budgeted kernel SVM (bsvm-train -s bsgd|bsca).
 
     Parameters map to bsvm-train options: solver (-s), C (-c), kernel (-t: 'rbf', 'linear',
-    'poly', 'sigmoid'), gamma (-g; None → 1/n_features), degree (-d), coef0 (-r), budget
+    'poly', 'sigmoid'), gamma (-g; None or 'auto' → 1/n_features, as LIBSVM; 'scale' →
+    1/(n_features · X.var()), scikit-learn SVC's default), degree (-d), coef0 (-r), budget
     (--budget), epochs (--epochs), maintenance, merge_search, variant, eta (--eta; None → 1),
     radius (--radius; None → 1), polish (--polish: 'refit', the default, refits coefficients
     and a bias on the support vectors; 'none' keeps the solver's last iterate as the papers do),
@@ -526,12 +527,34 @@ class BudgetSVC(_BudgetSVMBase):
         self.probability = probability
         self.n_jobs = n_jobs
 
-    def _train_params(self, n_features):
-        return TrainParams(solver=self.solver, C=self.C, kernel=self.kernel, gamma=self.gamma,
+    def _train_params(self, X):
+        return TrainParams(solver=self.solver, C=self.C, kernel=self.kernel,
+                           gamma=_kernel_gamma(self.gamma, X),
                            degree=self.degree, coef0=self.coef0, budget=self.budget,
                            epochs=self.epochs, maintenance=self.maintenance,
                            merge_search=self.merge_search, variant=self.variant, eta=self.eta,
                            radius=self.radius, polish=self.polish, coalesce=self.coalesce)
+
+
+def _kernel_gamma(gamma, X):
+    """BudgetSVC's gamma for TrainParams: scikit-learn's 'scale', 1 / (n_features · X.var())
+    with the variance over every entry of X, zeros included (1 when X is constant), and 'auto',
+    1 / n_features (LIBSVM's default, as None); a number passes through (check_params judges
+    it)."""
+    if not isinstance(gamma, str):
+        return gamma
+    if gamma == "auto":
+        return None
+    if gamma != "scale":
+        raise ValueError(f"gamma must be a positive number, 'scale', 'auto' or None, "
+                         f"got {gamma!r}")
+    n, d = X.shape
+    entries = float(n) * float(d)
+    if entries == 0:
+        return None
+    mean = float(X.data.sum()) / entries
+    variance = float(X.data @ X.data) / entries - mean * mean
+    return 1.0 / (d * variance) if variance > 0 else 1.0
 
 
 _LOSSES = {"l1": "l1", "hinge": "l1", "l2": "l2", "squared_hinge": "l2"}
@@ -566,7 +589,7 @@ class LinearSVC(_BudgetSVMBase):
         self.probability = probability
         self.n_jobs = n_jobs
 
-    def _train_params(self, n_features):
+    def _train_params(self, X):
         if not isinstance(self.loss, str) or self.loss not in _LOSSES:
             raise ValueError(f"loss must be one of {', '.join(_LOSSES)}, got {self.loss!r}")
         _check_flag("fit_intercept", self.fit_intercept)
@@ -627,7 +650,7 @@ class WWLinearSVC(_BudgetSVMBase):
         self.probability = probability
         self.n_jobs = n_jobs
 
-    def _train_params(self, n_features):
+    def _train_params(self, X):
         return TrainParams(solver=self.solver, C=self.C, eps=self.tol, max_iter=self.max_iter,
                            bias=float(self.bias) if is_real(self.bias) else self.bias,
                            ww_subsolver=self.subsolver)

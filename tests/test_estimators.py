@@ -452,3 +452,20 @@ def test_labels_at_the_end_of_int64_give_no_cast_warning(heart):
         warnings.simplefilter("error")
         estimator = LinearSVC().fit(X, np.where(y > 0, 2**63 - 1, 0))
     np.testing.assert_array_equal(estimator.classes_, [0, 2**63 - 1])
+
+
+def test_gamma_scale_and_auto_are_scikit_learns():
+    # the oracle: sklearn.svm.SVC's own gamma for 'scale' (1 / (d · X.var())) and 'auto'
+    from sklearn.svm import SVC
+    X, y = io.read_problem(HEART)
+    X[0, 0] = 3.5                     # not a scaled set: 'scale' differs from 'auto'
+    constant = sp.csr_matrix(np.ones((6, 3)))
+    for data, labels in ((X, y), (X.toarray(), y), (X.tocsc(), y),
+                         (constant, np.array([1, -1] * 3))):
+        for gamma in ("scale", "auto"):
+            theirs = SVC(gamma=gamma).fit(data, labels)._gamma
+            ours = BudgetSVC(gamma=gamma, budget=10, epochs=1).fit(data, labels)
+            assert ours.model_.kernel.gamma == pytest.approx(theirs, rel=1e-12)
+            assert ours.get_params()["gamma"] == gamma
+    with pytest.raises(ValueError, match="gamma must be a positive number, 'scale', 'auto'"):
+        BudgetSVC(gamma="unit").fit(X, y)
