@@ -394,6 +394,12 @@ def check_output_path(path):
         raise BsvmError(f"{path}: cannot write: it is a directory")
     if os.path.isfile(path) and not os.access(path, os.W_OK):
         raise BsvmError(f"{path}: cannot write: permission denied")
+    if os.path.exists(path) and not os.path.isfile(path):
+        # a device or a FIFO (/dev/null, /dev/stdout) is written in place (atomic_output), so
+        # its directory, which users may not write (/dev), does not matter
+        if not os.access(path, os.W_OK):
+            raise BsvmError(f"{path}: cannot write: permission denied")
+        return
     # a symbolic link is written through, to its target: that target's directory must exist
     linked = os.path.islink(path)
     directory = os.path.dirname(os.path.realpath(path) if linked else os.path.abspath(path))

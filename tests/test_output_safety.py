@@ -368,3 +368,29 @@ def test_ctrl_c_with_a_broken_stderr_is_still_130(tmp_path, heart):
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=60) == 130
     assert not (tmp_path / "m").exists()
+
+
+def test_a_user_who_cannot_write_dev_may_write_to_dev_null(tmp_path):
+    # `svm-predict test model /dev/null` keeps only the accuracy line; the check for a writable
+    # directory refused /dev/null (and any device or FIFO) to every user but root
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to run the commands as the user nobody")
+    shared = Path(__import__("tempfile").mkdtemp(dir="/tmp"))
+    try:
+        shared.chmod(0o755)
+        model = shared / "m"
+        run("bsvm-train", "-q", "-s", "dcd", HEART, model, cwd=shared)
+        model.chmod(0o644)
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        probe = subprocess.run([*as_nobody, sys.executable, "-c", "import budgetsvm"],
+                               capture_output=True)
+        if probe.returncode != 0:
+            pytest.skip("the user nobody cannot run this checkout's Python")
+        for argv in ([BIN / "bsvm-predict", HEART, model, "/dev/null"],
+                     [BIN / "bsvm-train", "-q", "-s", "dcd", HEART, "/dev/null"]):
+            result = subprocess.run([*as_nobody, *map(str, argv)], capture_output=True,
+                                    text=True, timeout=120)
+            assert result.returncode == 0, result.stderr
+        assert result.stderr == ""
+    finally:
+        shutil.rmtree(shared)
