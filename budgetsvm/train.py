@@ -317,11 +317,11 @@ def _train_fold(X, y, test, params, callback=None, defer=True):
     present = np.unique(y[~test])
     if len(present) == 1:
         return None, [], present[0]
-    if not defer:
-        return warn_fold_max_iter(train(X[~test], y[~test], params, callback=callback,
-                                        warn_overflow=False)), [], None
-    from budgetsvm.refit import deferred_polish     # scipy.linalg: only when it trains
-    with deferred_polish() as pending:
+    deferring = contextlib.nullcontext([])
+    if defer:
+        from budgetsvm.refit import deferred_polish     # scipy.linalg: only when it trains
+        deferring = deferred_polish()
+    with deferring as pending:
         model = train(X[~test], y[~test], params, callback=callback, warn_overflow=False)
     return warn_fold_max_iter(model), pending, None
 
