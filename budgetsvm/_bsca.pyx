@@ -36,27 +36,19 @@ from budgetsvm._csr cimport CsrRows, SparseRow, csr_bind, csr_row
 from budgetsvm._kernels cimport kernel_row_sparse, kernel_self, row_dot
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
 from budgetsvm._nogil cimport monotonic_seconds as _now
-from budgetsvm._nogil cimport check_signals as _check_signals
+from budgetsvm._nogil cimport poll_signals as _poll_signals
 
 cnp.import_array()
-
-cdef extern from *:
-    """
-    /* Steps between two checks for Ctrl-C (each briefly re-acquires the GIL). */
-    #define BSVM_BSCA_SIGNAL_EVERY 10000
-    """
-    Py_ssize_t SIGNAL_EVERY "BSVM_BSCA_SIGNAL_EVERY"
 
 
 def bsca_solve(SVStore store, const double[::1] data, const int32_t[::1] indices,
                const int64_t[::1] indptr, const double[::1] xsq, const int8_t[::1] y,
                const double[::1] upper, double[::1] alpha, Py_ssize_t epochs=5,
-               uint64_t seed=1, callback=None, Py_ssize_t callback_every=10000,
-               epoch_callback=None, trace=None):
+               uint64_t seed=1, callback=None, epoch_callback=None, trace=None):
     """Run BSCA on the CSR rows (data, indices, indptr) into ``store`` (nr_coef = 1).
 
     y[i] = ±1; upper[i] = C_i; alpha (length n, in/out, normally zeros) holds the dual variables;
-    xsq[i] = ‖x_i‖². callback(step, total_steps) every callback_every steps;
+    xsq[i] = ‖x_i‖². callback(step, total_steps) about every 0.1 s (with the check for Ctrl-C);
     epoch_callback(epoch, stats) after every epoch (monitoring: the time it takes is not counted
     in the returned seconds); trace(t, i, delta) after every step (tests).
     Returns a dict: t (steps), n_updates (non-zero steps = insertions), n_zero_norm,
@@ -95,6 +87,7 @@ def bsca_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
         if not qii[i] > 0.0:
             alpha[i] = upper[i]
             n_zero += 1
+    cdef double next_poll = _now() + 0.1
     rng_seed(&rng, seed)
     for epoch in range(epochs):
         t_begin = _now()
@@ -104,9 +97,7 @@ def bsca_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                 order[i] = i
             rng_shuffle(&rng, &order[0], n)
             for pos in range(n):
-                if t % SIGNAL_EVERY == 0 and t > 0:
-                    _check_signals()
-                if has_callback and t % callback_every == 0 and t > 0:
+                if _poll_signals(&next_poll) and has_callback:
                     with gil:
                         callback(t, total)
                 i = order[pos]

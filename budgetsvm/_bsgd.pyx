@@ -45,16 +45,9 @@ from budgetsvm._csr cimport CsrRows, SparseRow, csr_bind, csr_row
 from budgetsvm._kernels cimport kernel_row_sparse, row_dot
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
 from budgetsvm._nogil cimport monotonic_seconds as _now
-from budgetsvm._nogil cimport check_signals as _check_signals
+from budgetsvm._nogil cimport poll_signals as _poll_signals
 
 cnp.import_array()
-
-cdef extern from *:
-    """
-    /* Steps between two checks for Ctrl-C (each briefly re-acquires the GIL). */
-    #define BSVM_BSGD_SIGNAL_EVERY 10000
-    """
-    Py_ssize_t SIGNAL_EVERY "BSVM_BSGD_SIGNAL_EVERY"
 
 VARIANTS = {"pegasos": 0, "norma": 1, "mp": 2}
 cdef enum:
@@ -67,14 +60,14 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                const int64_t[::1] indptr, const double[::1] xsq, const int32_t[::1] y_index,
                const double[::1] class_weight, double nC, variant="pegasos", double eta=1.0,
                double radius=1.0, Py_ssize_t epochs=1, uint64_t seed=1, callback=None,
-               Py_ssize_t callback_every=10000, trace=None, double renorm_low=1e-100,
+               trace=None, double renorm_low=1e-100,
                double renorm_high=1e100, order=None, state=None, total_steps=None,
                int64_t origin_offset=0, row_weight=None):
     """Run BSGD on the CSR rows (data, indices, indptr) into ``store``.
 
     store.nr_coef == 1 gives the binary problem (class 0 → y = +1, class 1 → y = −1), otherwise
     Crammer–Singer with store.nr_coef classes. xsq[i] = ‖x_i‖²; class_weight[c] = w_c; nC = n·C
-    = 1/λ. callback(step, total_steps) is called every callback_every steps, trace(t, s) after
+    = 1/λ. callback(step, total_steps) is called about every 0.1 s (with the check for Ctrl-C), trace(t, s) after
     every step (tests). Returns a dict: s (final scale: true coefficients are s·A), t,
     n_violations, n_renorm (both counted from the start of the run, see state),
     maintenance_seconds (wall time of this call's insertions that triggered maintenance), c_peg
@@ -146,6 +139,7 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
         n_viol = state.get("n_violations", 0)
         n_renorm = state.get("n_renorm", 0)
     cdef int64_t t_first = t
+    cdef double next_poll = _now() + 0.1
     rng_seed(&rng, seed)
     with nogil:
         for epoch in range(epochs):
@@ -154,9 +148,7 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                     visit[i] = i
                 rng_shuffle(&rng, &visit[0], n)
             for pos in range(n_visit):
-                if t % SIGNAL_EVERY == 0 and t > t_first:
-                    _check_signals()
-                if has_callback and t % callback_every == 0 and t > t_first:
+                if _poll_signals(&next_poll) and has_callback:
                     with gil:
                         callback(t, total)
                 i = visit[pos]

@@ -126,7 +126,7 @@ def train_bsgd(X, y_index, labels, params, callback=None, *, monitor=None, monit
     X: CSR float64 (n × d); y_index: int32 class of every row in label order; labels: float64
     class labels (labels.group_classes); params: TrainParams (C, kernel, gamma (None: 1/d),
     degree, coef0, class_weights, seed, budget, epochs, maintenance, merge_search, variant,
-    eta, radius). callback(step, info) is called about every 10⁴ steps. monitor(row) and
+    eta, radius). callback(step, info) is called about every 0.1 s. monitor(row) and
     monitor_test = (X_test, y_index_test): one row per epoch, see fit_bsgd.
 
     The model holds the SVs in list order (oldest first, merged points where they were

@@ -102,7 +102,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
 
     after_scan(n, d, labels, largest) is called after the first pass, before any training (the
     caller's checks that need the data: number of classes, scale); it may raise.
-    callback(step, info) about every 10⁴ steps, as train_bsgd. model.train_info as train_bsgd,
+    callback(step, info) about every 0.1 s, as train_bsgd. model.train_info as train_bsgd,
     plus n_buffers (buffers per epoch) and single_class_buffers (buffers holding one class only:
     a sign that the file is sorted by label; a warning is issued). A file of a single class
     gives train.one_class_model's model (no epoch runs, train_info is empty)."""

@@ -219,7 +219,16 @@ def test_callback_and_interrupt():
     calls = []
     p = TrainParams(solver="bsca", gamma=0.5, budget=20, epochs=70)      # 21,000 steps
     train_bsca(X, y_index, labels, p, callback=lambda step, info: calls.append(step))
-    assert calls[:2] == [10000, 20000] and calls[-1] == 21000
+    assert calls == sorted(calls) and calls[-1] == 21000
+    # the check for Ctrl-C and the progress report with it come about every 0.1 s, not every
+    # 10⁴ steps: 300 steps slowed to ≥ 2 ms each (the trace sleeps) take ≥ 0.6 s, so ≥ 5 reports
+    X2, y2, _ = problem(2, n=300)
+    y_pm = np.where(y2 == 0, 1, -1).astype(np.int8)
+    calls.clear()
+    fit_bsca_binary(X2, y_pm, np.ones(300), TrainParams(solver="bsca", budget=20, epochs=1), 0.5,
+                    callback=lambda step, info: calls.append(step),
+                    trace=lambda t, i, delta: time.sleep(0.002))
+    assert len(calls) >= 5 and calls == sorted(set(calls)) and 0 < calls[0] and calls[-1] <= 300
 
     def stop(step, info):
         raise KeyboardInterrupt

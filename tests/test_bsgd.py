@@ -5,6 +5,8 @@ with an explicit shrink of every coefficient on full kernel matrices, the merge 
 least squares, grid searches) and replay the solver's index order through budgetsvm._rng.Random:
 epoch e visits the e-th permutation(n) drawn from Random(seed).
 """
+import time
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -399,13 +401,26 @@ def test_callback_and_interrupt():
     calls = []
     p = TrainParams(solver="bsgd", gamma=0.5, budget=20, epochs=70)   # 21,000 steps
     train_bsgd(X, y_index, labels, p, callback=lambda step, info: calls.append(step))
-    assert calls[:2] == [10000, 20000] and calls[-1] == 21000
+    assert calls == sorted(calls) and calls[-1] == 21000
 
     def stop(step, info):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         train_bsgd(X, y_index, labels, p, callback=stop)
+
+
+def test_progress_and_ctrl_c_checks_are_timed():
+    # A step costs microseconds (binary, small budget) to milliseconds (thousands of classes):
+    # checks every 10⁴ steps left Ctrl-C waiting 20-80 s on multi-class data. Steps slowed to
+    # ≥ 2 ms each (the trace sleeps) must still see the check, and the progress report made
+    # with it, about every 0.1 s: 300 such steps take ≥ 0.6 s, so ≥ 5 reports.
+    X, y_index, labels = problem(2, n=300)
+    p = TrainParams(solver="bsgd", gamma=0.5, budget=20, epochs=1, polish="none")
+    calls = []
+    fit_bsgd(X, y_index, 2, p, callback=lambda step, info: calls.append(step),
+             class_weight=np.ones(2), trace=lambda t, s: time.sleep(0.002))
+    assert len(calls) >= 5 and calls == sorted(set(calls)) and 0 < calls[0] and calls[-1] <= 300
 
 
 def test_must_show_a9a_seed1(repo_data):
