@@ -12,7 +12,7 @@ def check_budgeted(params, d):
     """Raise when the SV store of a run on d features would be too large (the options
     themselves are checked by params.check_params, which train() calls first)."""
     store_bytes = 8 * (max(d, 1) + SLOT_NUMBERS) * (int(params.budget) + 1)
-    if params.maintenance == "projection":
+    if params.effective_maintenance() == "projection":
         store_bytes += 16 * (int(params.budget) + 1) ** 2
     if store_bytes > MAX_STORE_BYTES:
         raise BsvmError(f"the support-vector store would need {store_bytes / 1024 ** 3:.1f} GB "
@@ -26,8 +26,8 @@ def new_store(params, d, nr_coef, gamma, compare_merges=False, track_q=False):
     Q (bsgd --variant mp)."""
     from budgetsvm._budget import SVStore
     return SVStore(d, int(params.budget), nr_coef, params.kernel, gamma, float(params.coef0),
-                   int(params.degree), params.maintenance,
-                   params.merge_search if params.maintenance == "merge" else "gss",
+                   int(params.degree), params.effective_maintenance(),
+                   params.merge_search if params.effective_maintenance() == "merge" else "gss",
                    track_q=track_q, compare=compare_merges, coalesce=params.effective_coalesce(),
                    fast_rows=params.polish != "none")
 
@@ -39,10 +39,10 @@ def model_params(params, n, d, gamma, extra):
         "C": float(params.C), "kernel": params.kernel, "gamma": float(gamma),
         "degree": int(params.degree), "coef0": float(params.coef0),
         "budget": int(params.budget), "epochs": int(params.epochs),
-        "maintenance": params.maintenance, "variant": params.variant,
+        "maintenance": params.effective_maintenance(), "variant": params.variant,
         "seed": int(params.seed), "n_train": int(n), "n_features": int(d),
     }
-    if params.maintenance == "merge":
+    if params.effective_maintenance() == "merge":
         meta["merge_search"] = params.merge_search
     if params.effective_coalesce():         # absent: the papers' appending (and older models)
         meta["coalesce"] = True

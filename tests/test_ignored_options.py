@@ -108,6 +108,7 @@ def test_read_option_gives_no_notice_and_changes_the_model(tmp_path, solver, nam
 @pytest.mark.parametrize("name,solver,without", [
     ("eta", "bsgd", []), ("radius", "bsgd", ["--variant", "norma"]),
     ("merge_search", "bsgd", ["--maintenance", "removal"]),
+    ("merge_search", "bsgd", ["-t", "1"]),      # the default maintenance there is removal
     ("merge_search", "bsca", ["--maintenance", "projection", "--budget", "50"]),
     ("stream_buffer", "bsgd", [])])
 def test_option_read_only_under_a_condition(tmp_path, name, solver, without):

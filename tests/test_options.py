@@ -451,3 +451,20 @@ def test_a_class_cost_that_overflows_is_a_usage_error(tmp_path, solver, c, weigh
     if grid is not None:
         assert grid.returncode == 2 and b"Traceback" not in grid.stderr
         assert earlier.read_text() == "log2c=0 rate=80.0\n"
+
+
+@pytest.mark.parametrize("solver", ["bsgd", "bsca"])
+@pytest.mark.parametrize("kernel", ["0", "1", "3"])
+def test_other_kernels_default_to_removal(tmp_path, solver, kernel):
+    # svm-train -t 0 trains; merging (the RBF default) needs the RBF kernel, so with the other
+    # kernels the default is removal: the same model, byte for byte, as --maintenance removal,
+    # where an explicit --maintenance merge stays a usage error
+    X, y = blobs(80, 2, d=3, seed=7, spread=2.0)
+    _write(tmp_path / "train", X, y)
+    common = ["-q", "-s", solver, "-t", kernel, "--budget", "10", tmp_path / "train"]
+    default = run("bsvm-train", *common, tmp_path / "default")
+    removal = run("bsvm-train", "--maintenance", "removal", *common, tmp_path / "removal")
+    assert default.returncode == removal.returncode == 0, default.stderr.decode()
+    assert (tmp_path / "default").read_bytes() == (tmp_path / "removal").read_bytes()
+    merge = run("bsvm-train", "--maintenance", "merge", *common, tmp_path / "merge")
+    assert merge.returncode == 2 and b"needs the RBF kernel" in merge.stderr
