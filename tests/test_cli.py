@@ -195,6 +195,18 @@ def test_empty_training_file(tmp_path):
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.parametrize("probability", ["0", "1"])
+def test_empty_test_file_writes_nothing_to_standard_output(tmp_path, probability):
+    # no partial output: with -b 1 the 'labels' header went to stdout before the error
+    assert run("bsvm-train", "-q", "-b", "1", "-s", "dcd", DATA / "heart_scale.xz",
+               tmp_path / "m").returncode == 0
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    result = run("bsvm-predict", "-q", "-b", probability, empty, tmp_path / "m", "-")
+    assert "no data" in assert_one_line_error(result, 1, startswith=str(empty))
+    assert result.stdout == b""
+
+
 MALFORMED_MODELS = {
     "truncated": lambda good: good[: len(good) // 2],
     "unknown_key": lambda good: good.replace("nr_class", "nr_klass", 1),

@@ -81,14 +81,16 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
     correct = total = undefined = 0
     with threads.pool(n_threads), task_progress("predicting", quiet=quiet) as update, \
             atomic_output(output_file) as out:
-        # The test file is streamed block by block: memory does not grow with its size.
-        if probability == "1":
-            out.write("labels" + "".join(" " + format_label(v) for v in model.labels.tolist())
-                      + "\n")
+        # The test file is streamed block by block: memory does not grow with its size. The
+        # -b 1 header goes out with the first block, so that a test file without rows leaves
+        # nothing on standard output either (a file output is atomic anyway).
+        header = "labels" + "".join(" " + format_label(v) for v in model.labels.tolist()) + \
+            "\n" if probability == "1" else ""
         with io.map_problem_chunks(test_file, predict_block, zero_based,
                                    PREDICT_BLOCK_BYTES) as results:
             for text, right, rows, nan_rows in results:
-                out.write(text)
+                out.write(header + text)
+                header = ""
                 correct += right
                 total += rows
                 undefined += nan_rows
