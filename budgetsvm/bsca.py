@@ -31,7 +31,8 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
     """
     from budgetsvm._bsca import bsca_solve
     n, d = X.shape
-    store = new_store(params, d, 1, gamma, compare_merges)
+    # each step inserts at most one SV
+    store = new_store(params, d, 1, gamma, compare_merges, max_insertions=n * int(params.epochs))
     xsq = row_sqnorms(X)
     alpha = np.zeros(n)
     y = np.asarray(y, dtype=np.int8)
@@ -146,7 +147,7 @@ def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monit
         raise ParameterError("BSCA needs at least two classes")
     X = canonical_csr(X)
     n, d = X.shape
-    check_budgeted(params, d)
+    check_budgeted(params, d, n * int(params.epochs))
     gamma = params.effective_gamma(d)
     y_index = np.asarray(y_index, dtype=np.int32)
     class_cost = class_costs(labels, params)

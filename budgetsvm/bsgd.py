@@ -22,17 +22,19 @@ def _variant_constants(params):
             float(params.radius) if params.radius is not None else 1.0)
 
 
-def bsgd_setup(params, d, n_classes, compare_merges=False):
+def bsgd_setup(params, d, n_classes, compare_merges=False, max_insertions=None):
     """Check the BSGD options for d features and build the empty SV store (coalescing repeated
-    insertions when params.effective_coalesce()).
+    insertions when params.effective_coalesce()); max_insertions: the run's steps (None when
+    unknown, as in --stream), see budgeted.store_budget.
 
     Returns (store, solver keyword arguments for bsgd_solve: variant, eta, radius, gamma)."""
-    check_budgeted(params, d)
+    check_budgeted(params, d, max_insertions)
     gamma = params.effective_gamma(d)
     variant = params.variant
     eta, radius = _variant_constants(params)
     nr_coef = 1 if n_classes == 2 else n_classes
-    store = new_store(params, d, nr_coef, gamma, compare_merges, track_q=(variant == "mp"))
+    store = new_store(params, d, nr_coef, gamma, compare_merges, track_q=(variant == "mp"),
+                      max_insertions=max_insertions)
     return store, {"variant": variant, "eta": float(eta), "radius": float(radius)}, gamma
 
 
@@ -70,7 +72,9 @@ def fit_bsgd(X, y_index, n_classes, params, callback=None, *, monitor=None, moni
     from budgetsvm._rng import Random
     X = canonical_csr(X)
     n, d = X.shape
-    store, options, gamma = bsgd_setup(params, d, n_classes, compare_merges)
+    # each step inserts at most one SV (a caller's own visiting order: no bound known)
+    max_insertions = None if "order" in solver_options else n * int(params.epochs)
+    store, options, gamma = bsgd_setup(params, d, n_classes, compare_merges, max_insertions)
     class_weight = solver_options.pop("class_weight")
     options.update(solver_options)
     data, indices, indptr, xsq = csr_arrays(X)

@@ -8,24 +8,35 @@ MAX_STORE_BYTES = 8 * 1024 ** 3
 # numbers per slot of the store besides its dense row (norms, coefficient, origin, work rows)
 SLOT_NUMBERS = 10
 
-def check_budgeted(params, d):
+def store_budget(params, max_insertions=None):
+    """The number of SV slots a run needs: --budget, or max_insertions (the run's steps, each
+    inserting at most one SV) when that is smaller. Below it maintenance never runs, so the
+    run is the same; a --budget far beyond the data (a user's "unbudgeted" run) no longer
+    allocates, or is refused for, slots that it can never fill."""
+    budget = int(params.budget)
+    return budget if max_insertions is None else max(1, min(budget, int(max_insertions)))
+
+
+def check_budgeted(params, d, max_insertions=None):
     """Raise when the SV store of a run on d features would be too large (the options
     themselves are checked by params.check_params, which train() calls first)."""
-    store_bytes = 8 * (max(d, 1) + SLOT_NUMBERS) * (int(params.budget) + 1)
+    budget = store_budget(params, max_insertions)
+    store_bytes = 8 * (max(d, 1) + SLOT_NUMBERS) * (budget + 1)
     if params.effective_maintenance() == "projection":
-        store_bytes += 16 * (int(params.budget) + 1) ** 2
+        store_bytes += 16 * (budget + 1) ** 2
     if store_bytes > MAX_STORE_BYTES:
         raise BsvmError(f"the support-vector store would need {store_bytes / 1024 ** 3:.1f} GB "
                         f"({d} features x budget {params.budget}, stored densely); "
                         "use a smaller --budget")
 
 
-def new_store(params, d, nr_coef, gamma, compare_merges=False, track_q=False):
+def new_store(params, d, nr_coef, gamma, compare_merges=False, track_q=False,
+              max_insertions=None):
     """The empty SV store (budgetsvm/_budget.pyx) of a run on d features with nr_coef
     coefficients per SV; compare_merges: its comparison mode, track_q: the margin perceptron's
-    Q (bsgd --variant mp)."""
+    Q (bsgd --variant mp); max_insertions: see store_budget (None: unknown, as in --stream)."""
     from budgetsvm._budget import SVStore
-    return SVStore(d, int(params.budget), nr_coef, params.kernel, gamma, float(params.coef0),
+    return SVStore(d, store_budget(params, max_insertions), nr_coef, params.kernel, gamma, float(params.coef0),
                    int(params.degree), params.effective_maintenance(),
                    params.merge_search if params.effective_maintenance() == "merge" else "gss",
                    track_q=track_q, compare=compare_merges, coalesce=params.effective_coalesce(),

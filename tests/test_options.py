@@ -406,15 +406,32 @@ def test_ww_gap_history_grows_with_the_evaluations():
         np.testing.assert_array_equal(runs[max_iter].gap_iterations, np.arange(1, n + 1))
 
 
-@pytest.mark.parametrize("args", [["--budget", str(INT_MAX)],
-                                  ["-s", "bsca", "--budget", str(INT_MAX)]])
-def test_budget_at_its_bound_is_refused_by_the_store_size_check(tmp_path, args):
+def test_budget_at_its_bound_is_refused_by_the_store_size_check(tmp_path):
     # the bound is the option's; the store of INT_MAX slots is refused for its size (exit 1)
-    result = run("bsvm-train", "-q", *args, hs60(tmp_path), tmp_path / "m")
+    # where the rows are not known in advance (--stream)
+    result = run("bsvm-train", "-q", "--stream", "--budget", INT_MAX, hs60(tmp_path),
+                 tmp_path / "m")
     stderr = result.stderr.decode()
     assert result.returncode == 1 and len(stderr.splitlines()) == 1, stderr
     assert stderr.startswith("the support-vector store would need")
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("solver", ["bsgd", "bsca"])
+def test_a_budget_beyond_the_steps_is_the_run_without_maintenance(tmp_path, solver):
+    # 60 rows × 5 epochs insert at most 300 SVs: --budget 2^31-1 (a user's "unbudgeted" run)
+    # needs 300 slots, where the store of 2^31 slots was refused (368 GB); the model is that of
+    # --budget 300 (maintenance runs in neither), byte for byte but for its budget line
+    data = hs60(tmp_path)
+    models = {}
+    for budget in (INT_MAX, 300):
+        result = run("bsvm-train", "-q", "-s", solver, "--budget", budget, data,
+                     tmp_path / str(budget))
+        assert result.returncode == 0, result.stderr.decode()
+        lines = (tmp_path / str(budget)).read_text().splitlines(keepends=True)
+        assert f"param budget int {budget}\n" in lines
+        models[budget] = [line for line in lines if not line.startswith("param budget ")]
+    assert models[INT_MAX] == models[300]
 
 
 def test_store_size_check_counts_the_slots_of_rows_without_features():
