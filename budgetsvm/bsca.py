@@ -90,33 +90,41 @@ def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, mon
 
 
 def _shared_support_vectors(svs, origins, d):
-    """The SVs of the one-vs-rest models, each vector once: (sv (m, d), sv_rows), where model
-    c's SVs are the rows sv_rows[c] of sv, in its own order. An unmerged SV (origin ≥ 0) is a
-    copy of its training row, which the other models store too, so it is shared (the k-th copy
-    of a row in one model with the k-th in another: without coalescing a model may hold a row
-    twice); merged points (origin −1) are each their own. Without sharing, k models of B SVs
-    each wrote k·B lines of k coefficients: 63 MB for 400 rows of 200 classes."""
+    """The SVs of the one-vs-rest models (one canonical CSR matrix per model), each vector
+    once: (sv (m, d) CSR, sv_rows), where model c's SVs are the rows sv_rows[c] of sv, in its
+    own order. An unmerged SV (origin ≥ 0) is a copy of its training row, which the other
+    models store too, so it is shared (the k-th copy of a row in one model with the k-th in
+    another: without coalescing a model may hold a row twice); merged points (origin −1) are
+    each their own. Without sharing, k models of B SVs each wrote k·B lines of k coefficients:
+    63 MB for 400 rows of 200 classes."""
     rows_of = {}                     # (origin, k-th copy in its model) -> row of sv
-    vectors, sv_rows = [], []
+    vectors, sv_rows = [], []        # vectors: (indices, values) of each row of sv
     for sv_c, origin_c in zip(svs, origins):
         copies = {}
         rows_c = np.empty(len(origin_c), dtype=np.intp)
         for j, origin in enumerate(origin_c.tolist()):
+            part = slice(sv_c.indptr[j], sv_c.indptr[j + 1])
+            vector = (sv_c.indices[part], sv_c.data[part])
             row = None
             if origin >= 0:
                 key = (origin, copies.get(origin, 0))
                 copies[origin] = key[1] + 1
                 row = rows_of.get(key)
-                if row is not None and not np.array_equal(vectors[row], sv_c[j]):
+                if row is not None and not (np.array_equal(vectors[row][0], vector[0]) and
+                                            np.array_equal(vectors[row][1], vector[1])):
                     row = None               # not the same vector after all: kept apart
                 if row is None:
                     rows_of[key] = len(vectors)
             if row is None:
                 row = len(vectors)
-                vectors.append(sv_c[j])
+                vectors.append(vector)
             rows_c[j] = row
         sv_rows.append(rows_c)
-    sv = np.array(vectors, dtype=np.float64).reshape(len(vectors), d)
+    indptr = np.zeros(len(vectors) + 1, dtype=np.int64)
+    np.cumsum([len(index) for index, _ in vectors], out=indptr[1:])
+    sv = sp.csr_matrix((np.concatenate([v for _, v in vectors] or [np.zeros(0)]),
+                        np.concatenate([i for i, _ in vectors] or [np.zeros(0, np.int32)]),
+                        indptr), shape=(len(vectors), d))
     return sv, sv_rows
 
 
@@ -189,7 +197,9 @@ def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monit
                                              compare_merges=compare_merges)
         progress.finished()
         sv, A, origin, _ = store.export()
-        return sv, A[:, 0], origin, info
+        # sparse at once: k dense exports of B × d (105 of 220 MB each on sector.scale) held
+        # until the last model ends ran out of memory
+        return sp.csr_matrix(sv), A[:, 0], origin, info
 
     fitted = parallel_map(fit_model, models)
     svs = [sv for sv, _, _, _ in fitted]
