@@ -12,9 +12,10 @@
 #           coefficient vectors A_j (Crammer–Singer, nr_coef = k). Any sign: the solver decides
 #           what they mean (BSGD: true α_j = s·a_j with its global scale s; BSCA: β_j).
 #   origin  int64 (cap,)  training row an entry came from, −1 for a merged point
-#   stamp   int64 (cap,)  insertion counter. Deletion moves the last slot into the hole (O(d)),
-#           so slots are not in list order; the stamp *is* the list order of docs/ALGORITHMS.md §1.2
-#           (appended at the end, merged z appended at the end) and breaks every tie
+#   stamp   int64 (cap,)  insertion counter. Deletion moves the last slot into the hole (O(d),
+#           O(nnz) with patterns), so slots are not in list order; the stamp *is* the list
+#           order of docs/ALGORITHMS.md §1.2 (appended at the end, merged z appended at the end)
+#           and breaks every tie
 #           ("lowest list position" = smallest stamp = oldest).
 #   G       float64 (cap, cap), projection only: inverse of the kernel matrix of the stored SVs
 #           (slot-indexed like X), kept by bordering/downdating in O(B²) per step (§1.5.2).
@@ -71,6 +72,15 @@ ctypedef struct Store:
     double* nzval             # (d,) nonzeros of one stored column
     int32_t* nzind            # (d,)
     double* work              # (cap, cap) projection refactorisation, or NULL
+    # Sparsity patterns (wide data, d >= SVStore's patterns_from): pat[j] lists, in increasing
+    # order, the features that may be non-zero in slot j (pat_n[j] of them, room for
+    # pat_room[j]); NULL: unknown, scan all d. With patterns every free slot's column is zero,
+    # so inserting, deleting, gathering and merging cost O(nnz) instead of O(d) strided
+    # accesses (sector.scale, d = 55,197: about 1 ms per deletion). pat == NULL: off.
+    int32_t** pat
+    Py_ssize_t* pat_n
+    Py_ssize_t* pat_room
+    int32_t* uind             # (d,) scratch: the union of two patterns (merging)
     double inspan_tol         # in-span threshold on the Schur complement (relative to κ₀)
     # coalescing (optional, docs/ALGORITHMS.md §1.3/§3.2): a repeated insertion of a training row
     # (origin ≥ 0) whose unmerged entry is still stored adds its coefficients to that entry

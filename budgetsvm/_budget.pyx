@@ -27,6 +27,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport INFINITY, NAN, exp, fabs, sqrt
 from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport calloc, free, realloc
 
 from budgetsvm._csr cimport (SparseRow, sparse_dot_columns, sparse_gather, sparse_scatter,
                              sparse_sqnorm)
@@ -37,6 +38,10 @@ from budgetsvm._lookup cimport (MergeTables, golden_section_max, lookup_h, looku
                                merge_tables)
 
 cnp.import_array()
+
+# Features from which the store keeps sparsity patterns (SVStore's patterns_from). Below it the
+# O(d) column loops cost less than the patterns' bookkeeping.
+PATTERNS_FROM = 2048
 
 cdef extern from *:
     """
@@ -193,8 +198,61 @@ cdef inline double _coef_sqnorm(const Store* st, Py_ssize_t j) noexcept nogil:
 
 
 cdef inline SparseRow _gather_column(Store* st, Py_ssize_t p) noexcept nogil:
-    # nzind, nzval = np.nonzero(X[:, p]), X[nonzero, p]   (the scratch nzval/nzind)
-    return sparse_gather(st.X + p, st.cap, st.d, st.nzval, st.nzind)
+    # nzind, nzval = np.nonzero(X[:, p]), X[nonzero, p]   (the scratch nzval/nzind); through
+    # the slot's pattern when it has one (the same row: the pattern is in column order)
+    cdef SparseRow x
+    cdef Py_ssize_t t, nnz = 0
+    cdef int32_t c
+    cdef double e
+    if st.pat == NULL or st.pat[p] == NULL:
+        return sparse_gather(st.X + p, st.cap, st.d, st.nzval, st.nzind)
+    for t in range(st.pat_n[p]):
+        c = st.pat[p][t]
+        e = st.X[<Py_ssize_t>c * st.cap + p]
+        if e != 0.0:
+            st.nzind[nnz] = c
+            st.nzval[nnz] = e
+            nnz += 1
+    x.val = st.nzval
+    x.ind = st.nzind
+    x.nnz = nnz
+    return x
+
+
+cdef void _set_pattern(Store* st, Py_ssize_t j, const int32_t* ind, Py_ssize_t nnz) noexcept nogil:
+    # pat[j] = ind[:nnz] when ind increases strictly (a canonical row), else NULL (unknown:
+    # O(d) scans for this slot); NULL as well when memory runs out
+    cdef Py_ssize_t t
+    cdef int32_t* room
+    for t in range(1, nnz):
+        if ind[t] <= ind[t - 1]:
+            free(st.pat[j])
+            st.pat[j] = NULL
+            st.pat_room[j] = 0
+            return
+    if st.pat[j] == NULL or st.pat_room[j] < nnz:
+        room = <int32_t*>realloc(st.pat[j], max(nnz, 16) * sizeof(int32_t))
+        if room == NULL:
+            free(st.pat[j])
+            st.pat[j] = NULL
+            st.pat_room[j] = 0
+            return
+        st.pat[j] = room
+        st.pat_room[j] = max(nnz, 16)
+    for t in range(nnz):
+        st.pat[j][t] = ind[t]
+    st.pat_n[j] = nnz
+
+
+cdef void _zero_column(Store* st, Py_ssize_t j) noexcept nogil:
+    # X[:, j] = 0, through its pattern when it has one
+    cdef Py_ssize_t t, k
+    if st.pat[j] != NULL:
+        for t in range(st.pat_n[j]):
+            st.X[<Py_ssize_t>st.pat[j][t] * st.cap + j] = 0.0
+    else:
+        for k in range(st.d):
+            st.X[k * st.cap + j] = 0.0
 
 
 cdef void store_sv_kernel_row(Store* st, Py_ssize_t p, double* out) noexcept nogil:
@@ -233,29 +291,102 @@ cdef void _append_sparse(Store* st, SparseRow x, double xsq, const double* coef,
                          int64_t origin) noexcept nogil:
     # X[:, n] = x; A[n] = coef; n += 1
     cdef Py_ssize_t k, j = st.n
-    for k in range(st.d):
-        st.X[k * st.cap + j] = 0.0
+    if st.pat != NULL:
+        # the free slot's column is zero already
+        _set_pattern(st, j, x.ind, x.nnz)
+    else:
+        for k in range(st.d):
+            st.X[k * st.cap + j] = 0.0
     sparse_scatter(x, st.X + j, st.cap)
     _finish_append(st, j, xsq, coef, origin)
 
 
 cdef void _append_dense(Store* st, const double* z, const double* coef,
                         int64_t origin) noexcept nogil:
-    # X[:, n] = z (dense, length d); A[n] = coef; n += 1
-    cdef Py_ssize_t k, j = st.n
+    # X[:, n] = z (dense, length d); A[n] = coef; n += 1 (with patterns: the nonzeros of z)
+    cdef Py_ssize_t k, nnz = 0, j = st.n
     cdef double zsq = 0.0
     for k in range(st.d):
         st.X[k * st.cap + j] = z[k]
         zsq += z[k] * z[k]
+        if st.pat != NULL and z[k] != 0.0:
+            st.uind[nnz] = <int32_t>k
+            nnz += 1
+    if st.pat != NULL:
+        _set_pattern(st, j, st.uind, nnz)
     _finish_append(st, j, zsq, coef, origin)
+
+
+cdef Py_ssize_t _pattern_union(Store* st, Py_ssize_t m, Py_ssize_t n) noexcept nogil:
+    # st.uind[:size] = the sorted union of the patterns of slots m and n (both set); the size
+    cdef Py_ssize_t a = 0, b = 0, size = 0, na = st.pat_n[m], nb = st.pat_n[n]
+    cdef const int32_t* pa = st.pat[m]
+    cdef const int32_t* pb = st.pat[n]
+    while a < na or b < nb:
+        if b >= nb or (a < na and pa[a] < pb[b]):
+            st.uind[size] = pa[a]
+            a += 1
+        elif a >= na or pb[b] < pa[a]:
+            st.uind[size] = pb[b]
+            b += 1
+        else:
+            st.uind[size] = pa[a]
+            a += 1
+            b += 1
+        size += 1
+    return size
+
+
+cdef void _append_union(Store* st, Py_ssize_t size, const double* coef) noexcept nogil:
+    # _append_dense(z = st.zcol) when z is zero outside st.uind[:size] (a merge of two slots with
+    # patterns): O(size) instead of O(d), the same column and the same ‖z‖² (the terms left out
+    # are 0); the zcol entries are cleared for the next merge
+    cdef Py_ssize_t t, k, nnz = 0, j = st.n
+    cdef double zsq = 0.0, e
+    for t in range(size):
+        k = st.uind[t]
+        e = st.zcol[k]
+        st.zcol[k] = 0.0
+        zsq += e * e
+        if e != 0.0:
+            st.X[k * st.cap + j] = e
+            st.uind[nnz] = <int32_t>k
+            nnz += 1
+    _set_pattern(st, j, st.uind, nnz)
+    _finish_append(st, j, zsq, coef, -1)
 
 
 cdef void _delete(Store* st, Py_ssize_t p) noexcept nogil:
     # Delete slot p: the last slot moves into the hole (list order lives in stamp).
-    cdef Py_ssize_t k, r, i, last = st.n - 1, cap = st.cap
-    if p != last:
+    cdef Py_ssize_t k, r, i, t, last = st.n - 1, cap = st.cap
+    cdef int32_t* pattern
+    if st.pat != NULL:
+        # patterns: column p is cleared and the last column moved over nonzeros only, and the
+        # pattern buffers swap, so that the freed slot (now last) has a zero column
+        _zero_column(st, p)
+        if p != last:
+            if st.pat[last] != NULL:
+                for t in range(st.pat_n[last]):
+                    k = st.pat[last][t]
+                    st.X[k * cap + p] = st.X[k * cap + last]
+                    st.X[k * cap + last] = 0.0
+            else:
+                for k in range(st.d):
+                    st.X[k * cap + p] = st.X[k * cap + last]
+                    st.X[k * cap + last] = 0.0
+            pattern = st.pat[p]
+            st.pat[p] = st.pat[last]
+            st.pat[last] = pattern
+            i = st.pat_n[p]
+            st.pat_n[p] = st.pat_n[last]
+            st.pat_n[last] = i
+            i = st.pat_room[p]
+            st.pat_room[p] = st.pat_room[last]
+            st.pat_room[last] = i
+    elif p != last:
         for k in range(st.d):
             st.X[k * cap + p] = st.X[k * cap + last]
+    if p != last:
         st.sq[p] = st.sq[last]
         st.kd[p] = st.kd[last]
         for r in range(st.nr_coef):
@@ -399,7 +530,7 @@ cdef (Py_ssize_t, double) _scan_lookup_wd(Store* st, Py_ssize_t m) noexcept nogi
 
 
 cdef void _merge(Store* st) noexcept nogil:
-    cdef Py_ssize_t j, k, r, m, best = -1, nc = st.nr_coef
+    cdef Py_ssize_t j, k, r, t, union_size, m, best = -1, nc = st.nr_coef
     cdef SparseRow z
     cdef bint binary = nc == 1
     cdef double am, wd, best_wd = INFINITY, h, logk, best_logk = 0.0, gm_dot = 0.0
@@ -441,9 +572,17 @@ cdef void _merge(Store* st) noexcept nogil:
     wd = merge_eval(st, m, best, best_logk,
                     SEARCH_GSS_PRECISE if st.merge_search == SEARCH_GSS_PRECISE else SEARCH_FINAL,
                     &h, az)
-    # z = h x̃_m + (1 − h) x̃_best
-    for k in range(st.d):
-        st.zcol[k] = h * st.X[k * st.cap + m] + (1.0 - h) * st.X[k * st.cap + best]
+    # z = h x̃_m + (1 − h) x̃_best (over the union of their patterns when both have one: the
+    # entries outside it are 0; the zcol is zero there between merges)
+    union_size = -1
+    if st.pat != NULL and st.pat[m] != NULL and st.pat[best] != NULL:
+        union_size = _pattern_union(st, m, best)
+        for t in range(union_size):
+            k = st.uind[t]
+            st.zcol[k] = h * st.X[k * st.cap + m] + (1.0 - h) * st.X[k * st.cap + best]
+    else:
+        for k in range(st.d):
+            st.zcol[k] = h * st.X[k * st.cap + m] + (1.0 - h) * st.X[k * st.cap + best]
     if st.track_q:
         # Q ← Q − 2⟨w, Δ⟩ + ‖Δ‖², Δ = A_m φ_m + A_n φ_n − A_z φ_z, ⟨w, Δ⟩ through kernel rows
         kernel_row_from_dots(&st.kernel, st.row, st.n, st.sq[m], st.sq)
@@ -467,7 +606,13 @@ cdef void _merge(Store* st) noexcept nogil:
     else:
         _delete(st, best)
         _delete(st, m)
-    _append_dense(st, st.zcol, az, -1)
+    if union_size >= 0:
+        _append_union(st, union_size, az)
+    else:
+        _append_dense(st, st.zcol, az, -1)
+        if st.pat != NULL:
+            for k in range(st.d):      # zcol stays zero between merges (see above)
+                st.zcol[k] = 0.0
     st.wd_total += wd
     st.n_merges += 1
 
@@ -669,12 +814,15 @@ cdef class SVStore:
     compare: comparison mode for binary merging (rescans every merge with gss and gss-precise,
     see counters()); coalesce: a repeated insertion of a training row (its origin) is added to
     its stored unmerged entry; fast_rows: rbf kernel rows with exp_inplace
-    (budgetsvm/_kernels.pxd) instead of libm's exp."""
+    (budgetsvm/_kernels.pxd) instead of libm's exp; patterns_from: from this many features
+    on, each slot keeps its sparsity pattern (Store.pat), which gives the same store in
+    O(nnz) instead of O(d) per insertion and maintenance."""
 
     def __init__(self, Py_ssize_t d, Py_ssize_t budget, Py_ssize_t nr_coef=1, kernel="rbf",
                  double gamma=1.0, double coef0=0.0, int degree=3, maintenance="merge",
                  merge_search="gss", bint track_q=False, double inspan_tol=INSPAN_TOL,
-                 bint compare=False, bint coalesce=False, bint fast_rows=False):
+                 bint compare=False, bint coalesce=False, bint fast_rows=False,
+                 Py_ssize_t patterns_from=PATTERNS_FROM):
         if budget < 1 or nr_coef < 1 or d < 0:
             raise ValueError("need budget >= 1, nr_coef >= 1, d >= 0")
         cap = budget + 1
@@ -730,7 +878,27 @@ cdef class SVStore:
         st.track_q = track_q
         st.inspan_tol = inspan_tol
         st.compare = compare
+        st.pat = NULL
+        st.pat_n = NULL
+        st.pat_room = NULL
+        if d >= patterns_from:
+            arrays["uind"] = np.zeros(max(d, 1), dtype=np.int32)
+            st.uind = <int32_t*>cnp.PyArray_DATA(arrays["uind"])
+            st.pat_n = <Py_ssize_t*>calloc(cap, sizeof(Py_ssize_t))
+            st.pat_room = <Py_ssize_t*>calloc(cap, sizeof(Py_ssize_t))
+            st.pat = <int32_t**>calloc(cap, sizeof(int32_t*))
+            if st.pat == NULL or st.pat_n == NULL or st.pat_room == NULL:
+                raise MemoryError()
         self.reset()
+
+    def __dealloc__(self):
+        cdef Py_ssize_t j
+        if self.st.pat != NULL:
+            for j in range(self.st.cap):
+                free(self.st.pat[j])
+        free(self.st.pat)
+        free(self.st.pat_n)
+        free(self.st.pat_room)
 
     cdef void reset(self) noexcept nogil:
         self.st.n = 0

@@ -35,12 +35,14 @@ def new_store(params, d, nr_coef, gamma, compare_merges=False, track_q=False,
     """The empty SV store (budgetsvm/_budget.pyx) of a run on d features with nr_coef
     coefficients per SV; compare_merges: its comparison mode, track_q: the margin perceptron's
     Q (bsgd --variant mp); max_insertions: see store_budget (None: unknown, as in --stream)."""
-    from budgetsvm._budget import SVStore
-    return SVStore(d, store_budget(params, max_insertions), nr_coef, params.kernel, gamma, float(params.coef0),
-                   int(params.degree), params.effective_maintenance(),
-                   params.merge_search if params.effective_maintenance() == "merge" else "gss",
-                   track_q=track_q, compare=compare_merges, coalesce=params.effective_coalesce(),
-                   fast_rows=params.polish != "none")
+    from budgetsvm import _budget
+    maintenance = params.effective_maintenance()
+    return _budget.SVStore(
+        d, store_budget(params, max_insertions), nr_coef, params.kernel, gamma,
+        float(params.coef0), int(params.degree), maintenance,
+        params.merge_search if maintenance == "merge" else "gss", track_q=track_q,
+        compare=compare_merges, coalesce=params.effective_coalesce(),
+        fast_rows=params.polish != "none", patterns_from=_budget.PATTERNS_FROM)
 
 
 def model_params(params, n, d, gamma, extra):

@@ -581,3 +581,31 @@ def test_dot_products_with_the_svs_are_summed_in_the_rows_order(n_sv):
             dot += float(x[c]) * float(sv[c])
         expected.append(dot)
     assert store.kernel_row(x).tolist() == expected
+
+
+@pytest.mark.parametrize("solver", ["bsgd", "bsca"])
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("maintenance", ["merge", "removal", "projection"])
+@pytest.mark.parametrize("polish", ["refit", "none"])
+def test_sparsity_patterns_give_the_dense_store_s_model(monkeypatch, solver, k, maintenance,
+                                                        polish):
+    # Wide data keep each slot's sparsity pattern (budgetsvm/_budget.pxd, Store.pat) so that
+    # insertion and maintenance cost O(nnz) instead of O(d): the same arithmetic, so the model
+    # must be the dense store's to the last bit, with coalescing (refit) and without (none),
+    # merges of merged points and slot moves included. Sparse rows over 40 features, a budget
+    # of 8 that 120 rows × 3 epochs keep at work.
+    from budgetsvm import _budget
+    from budgetsvm.train import train
+    rng = np.random.default_rng(3)
+    X, c = blobs(120, k, d=40, seed=11, zeros=0.0)
+    X[rng.random(X.shape) < 0.8] = 0.0
+    y = np.array([3.0, -1.0, 8.0])[c]
+    p = TrainParams(solver=solver, gamma=0.05, budget=8, epochs=3, maintenance=maintenance,
+                    polish=polish, n_threads=1)
+    models = []
+    for patterns_from in (10**9, 0):
+        monkeypatch.setattr(_budget, "PATTERNS_FROM", patterns_from)
+        model = train(sp.csr_matrix(X), y, p)
+        models.append((model.sv.toarray().tobytes(), model.coef.tobytes(), model.rho.tobytes()))
+    assert models[0] == models[1]
+    assert p.effective_maintenance() != "merge" or model.train_info["n_merges"] > 0
