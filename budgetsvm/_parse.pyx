@@ -143,7 +143,9 @@ def parse_block(const unsigned char[::1] buf, double[::1] labels, int64_t[::1] i
                 if p[pos] == b'+':
                     pos += 1
                 if p[pos] == b'-':
-                    error = INDEX_NOT_POSITIVE
+                    # '-1' without a colon is a label run into this line (a file without its
+                    # last newline, then `cat`), not a negative index
+                    error = MISSING_COLON if _token_has_no_colon(p, tok) else INDEX_NOT_POSITIVE
                     break
                 if not (p[pos] >= b'0' and p[pos] <= b'9'):
                     error = MISSING_COLON if _token_has_no_colon(p, tok) else BAD_INDEX

@@ -35,7 +35,8 @@ _MESSAGES = {
     1: "label is not a number: {tok}",
     2: "missing ':' in feature {tok} (expected index:value)",
     3: "index is not an integer: {tok}",
-    4: "index must be >= 1 (the LIBSVM format is 1-based): {tok}",
+    4: "index must be >= 1 (the LIBSVM format is 1-based; --zero-based reads 0-based "
+       "files): {tok}",
     5: "indices must be strictly ascending: {tok} after index {prev}",
     6: "value is not a number: {tok}",
     7: "value is not finite: {tok}",

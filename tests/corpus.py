@@ -28,6 +28,9 @@ MALFORMED = {
     "index_not_integer": ("1 1.5:1\n", 1, "index is not an integer"),
     "index_word": ("1 a:1\n", 1, "index is not an integer"),
     "missing_colon": ("1 1:1\n-1 3 4:1\n", 2, "missing ':'"),
+    # a label run into the line before (its file lacked the last newline, then `cat`)
+    "missing_colon_negative": ("1 1:1\n1 1:0.5 13:-1 -1 1:0.7\n", 2,
+                               "missing ':' in feature '-1'"),
     "descending": ("1 3:1 2:1\n", 1, "strictly ascending: '2:1' after index 3"),
     "repeated": ("1 1:1\n1\n1 2:1 2:3\n", 3, "strictly ascending: '2:3' after index 2"),
     "absurd_index": ("1 2147483648:1\n", 1, "index too large"),

@@ -317,7 +317,7 @@ def test_restore_warns_of_the_features_the_file_does_not_list(tmp_path):
     r = scale("-r", "p", "t", cwd=tmp_path)
     assert r.returncode == 0
     assert r.stderr.splitlines()[0] == (
-        f"WARNING: {len(expected)} feature index(es) of t (the first {expected[0]}) are not "
+        f"WARNING: {len(expected)} feature index(es) of t (the first: {expected[0]}) are not "
         "in the scaling file p: they are scaled to 0 (left out), as svm-scale does")
     assert all(int(item.split(":")[0]) <= 2 for line in r.stdout.splitlines()
                for item in line.split()[1:])

@@ -203,7 +203,7 @@ def _restore(scaling, restore_file, data_file, precise, zero_based=False):
             # svm-scale's warning, for the features whose values vary in the data (one line
             # for all of them instead of one each)
             info(f"WARNING: {len(varying)} feature index(es) of {fileio.display_name(data_file)}"
-                 f" (the first {int(varying[0]) + (0 if zero_based else 1)}) are not in the "
+                 f" (the first: {int(varying[0]) + (0 if zero_based else 1)}) are not in the "
                  "scaling file "
                  f"{fileio.display_name(restore_file)}: they are scaled to 0 (left out), as "
                  "svm-scale does", False)
