@@ -63,7 +63,7 @@ test: install-test
 
 # Benchmarks read the data sets from BSVM_DATA (default: ../shared/data beside the clone) and
 # regenerate docs/BENCHMARKS.md and its figures in docs/figures/ (matplotlib: the plot extra);
-# bench-quick is the subset that fits in about 10 minutes on 2 cores.
+# bench-quick is the subset that fits in about 25 minutes on 2 cores.
 BENCH_DATA = $${BSVM_DATA:-$(abspath ..)/shared/data}
 
 bench: install-test
