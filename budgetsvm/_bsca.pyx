@@ -36,7 +36,7 @@ from budgetsvm._csr cimport CsrRows, SparseRow, csr_bind, csr_row
 from budgetsvm._kernels cimport kernel_row_sparse, kernel_self, row_dot
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
 from budgetsvm._nogil cimport monotonic_seconds as _now
-from budgetsvm._nogil cimport poll_signals as _poll_signals
+from budgetsvm._nogil cimport next_signal_poll, poll_signals as _poll_signals
 
 cnp.import_array()
 
@@ -87,7 +87,7 @@ def bsca_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
         if not qii[i] > 0.0:
             alpha[i] = upper[i]
             n_zero += 1
-    cdef double next_poll = _now() + 0.1
+    cdef double next_poll = next_signal_poll()
     rng_seed(&rng, seed)
     for epoch in range(epochs):
         t_begin = _now()

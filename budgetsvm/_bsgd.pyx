@@ -45,7 +45,7 @@ from budgetsvm._csr cimport CsrRows, SparseRow, csr_bind, csr_row
 from budgetsvm._kernels cimport kernel_row_sparse, row_dot
 from budgetsvm._random cimport Rng, rng_seed, rng_shuffle
 from budgetsvm._nogil cimport monotonic_seconds as _now
-from budgetsvm._nogil cimport poll_signals as _poll_signals
+from budgetsvm._nogil cimport next_signal_poll, poll_signals as _poll_signals
 
 cnp.import_array()
 
@@ -67,8 +67,8 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
 
     store.nr_coef == 1 gives the binary problem (class 0 → y = +1, class 1 → y = −1), otherwise
     Crammer–Singer with store.nr_coef classes. xsq[i] = ‖x_i‖²; class_weight[c] = w_c; nC = n·C
-    = 1/λ. callback(step, total_steps) is called about every 0.1 s (with the check for Ctrl-C), trace(t, s) after
-    every step (tests). Returns a dict: s (final scale: true coefficients are s·A), t,
+    = 1/λ. callback(step, total_steps) is called about every 0.1 s (with the check for Ctrl-C),
+    trace(t, s) after every step (tests). Returns a dict: s (final scale: true coefficients are s·A), t,
     n_violations, n_renorm (both counted from the start of the run, see state),
     maintenance_seconds (wall time of this call's insertions that triggered maintenance), c_peg
     (the pegasos scale constant, see state).
@@ -139,7 +139,7 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
         n_viol = state.get("n_violations", 0)
         n_renorm = state.get("n_renorm", 0)
     cdef int64_t t_first = t
-    cdef double next_poll = _now() + 0.1
+    cdef double next_poll = next_signal_poll()
     rng_seed(&rng, seed)
     with nogil:
         for epoch in range(epochs):

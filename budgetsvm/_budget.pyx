@@ -219,6 +219,13 @@ cdef inline SparseRow _gather_column(Store* st, Py_ssize_t p) noexcept nogil:
     return x
 
 
+cdef inline void _drop_pattern(Store* st, Py_ssize_t j) noexcept nogil:
+    # slot j's pattern becomes unknown (NULL): O(d) scans for it
+    free(st.pat[j])
+    st.pat[j] = NULL
+    st.pat_room[j] = 0
+
+
 cdef void _set_pattern(Store* st, Py_ssize_t j, const int32_t* ind, Py_ssize_t nnz) noexcept nogil:
     # pat[j] = ind[:nnz] when ind increases strictly (a canonical row), else NULL (unknown:
     # O(d) scans for this slot); NULL as well when memory runs out
@@ -226,16 +233,12 @@ cdef void _set_pattern(Store* st, Py_ssize_t j, const int32_t* ind, Py_ssize_t n
     cdef int32_t* room
     for t in range(1, nnz):
         if ind[t] <= ind[t - 1]:
-            free(st.pat[j])
-            st.pat[j] = NULL
-            st.pat_room[j] = 0
+            _drop_pattern(st, j)
             return
     if st.pat[j] == NULL or st.pat_room[j] < nnz:
         room = <int32_t*>realloc(st.pat[j], max(nnz, 16) * sizeof(int32_t))
         if room == NULL:
-            free(st.pat[j])
-            st.pat[j] = NULL
-            st.pat_room[j] = 0
+            _drop_pattern(st, j)
             return
         st.pat[j] = room
         st.pat_room[j] = max(nnz, 16)
@@ -356,37 +359,42 @@ cdef void _append_union(Store* st, Py_ssize_t size, const double* coef) noexcept
     _finish_append(st, j, zsq, coef, -1)
 
 
-cdef void _delete(Store* st, Py_ssize_t p) noexcept nogil:
-    # Delete slot p: the last slot moves into the hole (list order lives in stamp).
-    cdef Py_ssize_t k, r, i, t, last = st.n - 1, cap = st.cap
+cdef void _move_column(Store* st, Py_ssize_t src, Py_ssize_t dst) noexcept nogil:
+    # X[:, dst] = X[:, src]. With patterns (where column dst is zero on entry) over src's
+    # pattern, then X[:, src] = 0 and the two slots swap pattern buffers, so that the freed slot
+    # keeps a zero column and a buffer to reuse.
+    cdef Py_ssize_t k, t, size, cap = st.cap
     cdef int32_t* pattern
-    if st.pat != NULL:
-        # patterns: column p is cleared and the last column moved over nonzeros only, and the
-        # pattern buffers swap, so that the freed slot (now last) has a zero column
-        _zero_column(st, p)
-        if p != last:
-            if st.pat[last] != NULL:
-                for t in range(st.pat_n[last]):
-                    k = st.pat[last][t]
-                    st.X[k * cap + p] = st.X[k * cap + last]
-                    st.X[k * cap + last] = 0.0
-            else:
-                for k in range(st.d):
-                    st.X[k * cap + p] = st.X[k * cap + last]
-                    st.X[k * cap + last] = 0.0
-            pattern = st.pat[p]
-            st.pat[p] = st.pat[last]
-            st.pat[last] = pattern
-            i = st.pat_n[p]
-            st.pat_n[p] = st.pat_n[last]
-            st.pat_n[last] = i
-            i = st.pat_room[p]
-            st.pat_room[p] = st.pat_room[last]
-            st.pat_room[last] = i
-    elif p != last:
+    if st.pat == NULL or st.pat[src] == NULL:
         for k in range(st.d):
-            st.X[k * cap + p] = st.X[k * cap + last]
+            st.X[k * cap + dst] = st.X[k * cap + src]
+            if st.pat != NULL:
+                st.X[k * cap + src] = 0.0
+    else:
+        for t in range(st.pat_n[src]):
+            k = st.pat[src][t]
+            st.X[k * cap + dst] = st.X[k * cap + src]
+            st.X[k * cap + src] = 0.0
+    if st.pat != NULL:
+        pattern = st.pat[dst]
+        st.pat[dst] = st.pat[src]
+        st.pat[src] = pattern
+        size = st.pat_n[dst]
+        st.pat_n[dst] = st.pat_n[src]
+        st.pat_n[src] = size
+        size = st.pat_room[dst]
+        st.pat_room[dst] = st.pat_room[src]
+        st.pat_room[src] = size
+
+
+cdef void _delete(Store* st, Py_ssize_t p) noexcept nogil:
+    # Delete slot p: the last slot moves into the hole (list order lives in stamp). With
+    # patterns every free slot's column is zero, so p's is cleared first.
+    cdef Py_ssize_t r, i, last = st.n - 1, cap = st.cap
+    if st.pat != NULL:
+        _zero_column(st, p)
     if p != last:
+        _move_column(st, last, p)
         st.sq[p] = st.sq[last]
         st.kd[p] = st.kd[last]
         for r in range(st.nr_coef):

@@ -28,16 +28,22 @@ cdef inline int check_signals() except -1 nogil:
     return 0
 
 
+cdef inline double next_signal_poll() noexcept nogil:
+    # when poll_signals checks next: 0.1 s from now, well within the 1 s in which Ctrl-C must
+    # stop every thread
+    return monotonic_seconds() + 0.1
+
+
 cdef inline int poll_signals(double* next_poll) except -1 nogil:
     # Time-based check_signals for loops whose step costs vary by orders of magnitude (a budgeted
     # step with thousands of classes takes milliseconds, a binary one microseconds): a fixed step
     # count left Ctrl-C waiting 20-80 s on multi-class data. One clock read per step (a vDSO
     # call, tens of nanoseconds) against a kernel row of B entries per step.
-    # Returns 1 when it checked (the caller's cue to report progress), else 0.
-    cdef double now = monotonic_seconds()
-    if now < next_poll[0]:
+    # Returns 1 when it checked (the caller's cue to report progress), else 0; start with
+    # next_poll = next_signal_poll().
+    if monotonic_seconds() < next_poll[0]:
         return 0
-    next_poll[0] = now + 0.1    # well within the 1 s in which Ctrl-C must stop every thread
+    next_poll[0] = next_signal_poll()
     check_signals()
     return 1
 

@@ -490,10 +490,11 @@ class BudgetSVC(_BudgetSVMBase):
     'poly', 'sigmoid'), gamma (-g; None or 'auto' → 1/n_features, as LIBSVM; 'scale' →
     1/(n_features · X.var()), scikit-learn SVC's default), degree (-d), coef0 (-r), budget
     (--budget), epochs (--epochs), maintenance (None: 'merge' with kernel='rbf', else
-    'removal'), merge_search, variant, eta (--eta; None → 1), radius (--radius; None → 1), polish (--polish: 'refit', the default, refits coefficients
-    and a bias on the support vectors; 'none' keeps the solver's last iterate as the papers do),
-    coalesce (--coalesce/--no-coalesce; None: on unless polish='none'), class_weight (-w),
-    random_state (--seed; None → 1), probability (-b 1), n_jobs (-n; None → the cores).
+    'removal'), merge_search, variant, eta (--eta; None → 1), radius (--radius; None → 1),
+    polish (--polish: 'refit', the default, refits coefficients and a bias on the support
+    vectors; 'none' keeps the solver's last iterate as the papers do), coalesce
+    (--coalesce/--no-coalesce; None: on unless polish='none'), class_weight (-w), random_state
+    (--seed; None → 1), probability (-b 1), n_jobs (-n; None → the cores).
     """
 
     _ESTIMATOR = "BudgetSVC"

@@ -392,14 +392,13 @@ def check_output_path(path):
         raise BsvmError(f"{path}: cannot write: a name ending in '/' names a directory")
     if os.path.isdir(path) or _names_a_directory(path):
         raise BsvmError(f"{path}: cannot write: it is a directory")
-    if os.path.isfile(path) and not os.access(path, os.W_OK):
-        raise BsvmError(f"{path}: cannot write: permission denied")
-    if os.path.exists(path) and not os.path.isfile(path):
-        # a device or a FIFO (/dev/null, /dev/stdout) is written in place (atomic_output), so
-        # its directory, which users may not write (/dev), does not matter
+    if os.path.exists(path):
         if not os.access(path, os.W_OK):
             raise BsvmError(f"{path}: cannot write: permission denied")
-        return
+        if not os.path.isfile(path):
+            # a device or a FIFO (/dev/null, /dev/stdout) is written in place (atomic_output),
+            # so its directory, which users may not write (/dev), does not matter
+            return
     # a symbolic link is written through, to its target: that target's directory must exist
     linked = os.path.islink(path)
     directory = os.path.dirname(os.path.realpath(path) if linked else os.path.abspath(path))
