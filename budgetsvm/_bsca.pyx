@@ -125,10 +125,10 @@ def bsca_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                     epoch_upd += 1
                     if st.n >= st.budget:
                         t0 = _now()
-                        store_insert(st, x, xsq[i], coef, i, krow)
+                        store_insert(st, x, xsq[i], coef, i, krow, y[i])
                         maint_seconds += _now() - t0
                     else:
-                        store_insert(st, x, xsq[i], coef, i, krow)
+                        store_insert(st, x, xsq[i], coef, i, krow, y[i])
                 if has_trace:
                     with gil:
                         trace(t, i, delta)

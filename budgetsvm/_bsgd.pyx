@@ -217,10 +217,10 @@ def bsgd_solve(SVStore store, const double[::1] data, const int32_t[::1] indices
                     if st.n >= st.budget:
                         # this insertion triggers maintenance: time it (insertion included)
                         t0 = _now()
-                        store_insert(st, x, xsq[i], coef, origin_offset + i, krow)
+                        store_insert(st, x, xsq[i], coef, origin_offset + i, krow, 0)
                         maint_seconds += _now() - t0
                     else:
-                        store_insert(st, x, xsq[i], coef, origin_offset + i, krow)
+                        store_insert(st, x, xsq[i], coef, origin_offset + i, krow, 0)
                 if var == VARIANT_MP and st.Q > 0.0:
                     # w ← min(1, U/‖w‖)·w, ‖w‖ = s√Q
                     wnorm = s * sqrt(st.Q)

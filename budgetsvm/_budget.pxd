@@ -25,7 +25,7 @@
 # 8·(B+1)² for G with projection; scratch is O(B + d). Example: mnist (d = 780), B = 500:
 # 3.1 MB; a9a (d = 123): 0.5 MB. A very wide sparse problem (d ≥ 10⁶) needs a sparse store,
 # which this representation does not offer.
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int8_t, int32_t, int64_t
 
 from budgetsvm._csr cimport SparseRow
 from budgetsvm._kernels cimport Kernel
@@ -60,6 +60,11 @@ ctypedef struct Store:
     double* A                 # (cap, nr_coef)
     int64_t* origin           # (cap,)
     int64_t* stamp            # (cap,)
+    # binary merging's partner classes: by the sign of A (False) or by label (True, the
+    # BSCA authors' rule, docs/ALGORITHMS.md §3.3); label[j] = ±1 is the training label of
+    # slot j's rows (an insertion's, or its merged pair's common one)
+    bint by_label
+    int8_t* label             # (cap,)
     int64_t next_stamp
     double* G                 # (cap, cap) or NULL
     # scratch (no allocation per step)
@@ -127,7 +132,7 @@ cdef class SVStore:
 
 
 cdef bint store_insert(Store* st, SparseRow x, double xsq, const double* coef, int64_t origin,
-                       const double* krow) noexcept nogil
+                       const double* krow, int8_t label) noexcept nogil
 cdef void store_maintain(Store* st) noexcept nogil
 cdef void store_scale(Store* st, double factor) noexcept nogil
 cdef void store_sv_kernel_row(Store* st, Py_ssize_t p, double* out) noexcept nogil

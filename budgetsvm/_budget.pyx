@@ -26,7 +26,7 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport INFINITY, NAN, exp, fabs, sqrt
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int8_t, int32_t, int64_t
 from libc.stdlib cimport calloc, free, realloc
 
 from budgetsvm._csr cimport (SparseRow, sparse_dot_columns, sparse_gather, sparse_scatter,
@@ -108,6 +108,21 @@ cdef inline double _binary_h(double m, double logk, int method) noexcept nogil:
     return gss_max(m, 1.0 - m, logk, 0.0, 0.5, eps, NULL)
 
 
+cdef inline double _project_pair(double a_m, double a_n, double kappa, double* h_out,
+                                 double* az_out) noexcept nogil:
+    # A binary pair of opposite signs (partners by label, §3.3): F(h) = a_m κ^((1−h)²) +
+    # a_n κ^(h²) is monotone on [0, 1], so the searches' maximum of |F| there is an end: the
+    # vector of larger |a| keeps its place and the other is projected onto it (α_z = a_L +
+    # a_S κ, WD = a_S² (1 − κ²)); a tie keeps m's place.
+    if fabs(a_m) >= fabs(a_n):
+        h_out[0] = 1.0
+        az_out[0] = a_m + a_n * kappa
+        return a_n * a_n * (1.0 - kappa * kappa)
+    h_out[0] = 0.0
+    az_out[0] = a_n + a_m * kappa
+    return a_m * a_m * (1.0 - kappa * kappa)
+
+
 cdef double merge_eval(Store* st, Py_ssize_t m, Py_ssize_t n, double logk, int method,
                        double* h_out, double* az_out) noexcept nogil:
     """Merge of stored SVs m and n (log κ = −γ‖x̃_m − x̃_n‖² given): h, α_z and WD.
@@ -115,7 +130,8 @@ cdef double merge_eval(Store* st, Py_ssize_t m, Py_ssize_t n, double logk, int m
     Writes h to h_out and the nr_coef merged coefficients to az_out; returns WD in stored
     units. method: SEARCH_GSS / SEARCH_GSS_PRECISE / SEARCH_LOOKUP_H / SEARCH_LOOKUP_WD for the
     scan, SEARCH_FINAL for the final placement (robust GSS at ε = 1e-3).
-    Binary callers guarantee that A_m and A_n share their sign (so m ∈ (0,1]).
+    Binary: A_m and A_n share their sign (so m ∈ (0,1]), except for partners by label, whose
+    pairs of opposite signs take the closed form of _project_pair.
 
     Lookup (binary only, §2.5; st.tables must be set):
     * SEARCH_LOOKUP_WD returns (A_m+A_n)²·WD_table(m,κ) and computes neither h nor α_z
@@ -129,6 +145,8 @@ cdef double merge_eval(Store* st, Py_ssize_t m, Py_ssize_t n, double logk, int m
     cdef double kappa = exp(logk), h, km, kn, wd = 0.0, a1 = 0.0, a2 = 0.0, ssum, mr, eps
     cdef bint any_class = False
     if nc == 1:
+        if (Am[0] >= 0.0) != (An[0] >= 0.0):
+            return _project_pair(Am[0], An[0], kappa, h_out, az_out)
         ssum = Am[0] + An[0]
         if method == SEARCH_LOOKUP_WD:
             # WD_pair = (α_m+α_n)²·WD(m,κ); sign-free because WD is 2-homogeneous
@@ -277,9 +295,11 @@ cdef void _model_dot_row(const Store* st, const double* krow, double* g) noexcep
 
 
 cdef inline void _finish_append(Store* st, Py_ssize_t j, double sq, const double* coef,
-                                int64_t origin) noexcept nogil:
-    # slot j now holds the vector: record its norm, coefficients, origin and age; n += 1
+                                int64_t origin, int8_t label) noexcept nogil:
+    # slot j now holds the vector: record its norm, coefficients, origin, label (0: the sign
+    # of its first coefficient) and age; n += 1
     cdef Py_ssize_t r
+    st.label[j] = label if label != 0 else (1 if coef[0] >= 0.0 else -1)
     st.sq[j] = sq
     st.kd[j] = kernel_self(&st.kernel, sq)
     for r in range(st.nr_coef):
@@ -291,7 +311,7 @@ cdef inline void _finish_append(Store* st, Py_ssize_t j, double sq, const double
 
 
 cdef void _append_sparse(Store* st, SparseRow x, double xsq, const double* coef,
-                         int64_t origin) noexcept nogil:
+                         int64_t origin, int8_t label) noexcept nogil:
     # X[:, n] = x; A[n] = coef; n += 1
     cdef Py_ssize_t k, j = st.n
     if st.pat != NULL:
@@ -301,11 +321,11 @@ cdef void _append_sparse(Store* st, SparseRow x, double xsq, const double* coef,
         for k in range(st.d):
             st.X[k * st.cap + j] = 0.0
     sparse_scatter(x, st.X + j, st.cap)
-    _finish_append(st, j, xsq, coef, origin)
+    _finish_append(st, j, xsq, coef, origin, label)
 
 
 cdef void _append_dense(Store* st, const double* z, const double* coef,
-                        int64_t origin) noexcept nogil:
+                        int64_t origin, int8_t label) noexcept nogil:
     # X[:, n] = z (dense, length d); A[n] = coef; n += 1 (with patterns: the nonzeros of z)
     cdef Py_ssize_t k, nnz = 0, j = st.n
     cdef double zsq = 0.0
@@ -317,7 +337,7 @@ cdef void _append_dense(Store* st, const double* z, const double* coef,
             nnz += 1
     if st.pat != NULL:
         _set_pattern(st, j, st.uind, nnz)
-    _finish_append(st, j, zsq, coef, origin)
+    _finish_append(st, j, zsq, coef, origin, label)
 
 
 cdef Py_ssize_t _pattern_union(Store* st, Py_ssize_t m, Py_ssize_t n) noexcept nogil:
@@ -340,7 +360,8 @@ cdef Py_ssize_t _pattern_union(Store* st, Py_ssize_t m, Py_ssize_t n) noexcept n
     return size
 
 
-cdef void _append_union(Store* st, Py_ssize_t size, const double* coef) noexcept nogil:
+cdef void _append_union(Store* st, Py_ssize_t size, const double* coef,
+                        int8_t label) noexcept nogil:
     # _append_dense(z = st.zcol) when z is zero outside st.uind[:size] (a merge of two slots with
     # patterns): O(size) instead of O(d), the same column and the same ‖z‖² (the terms left out
     # are 0); the zcol entries are cleared for the next merge
@@ -356,7 +377,7 @@ cdef void _append_union(Store* st, Py_ssize_t size, const double* coef) noexcept
             st.uind[nnz] = <int32_t>k
             nnz += 1
     _set_pattern(st, j, st.uind, nnz)
-    _finish_append(st, j, zsq, coef, -1)
+    _finish_append(st, j, zsq, coef, -1, label)
 
 
 cdef void _move_column(Store* st, Py_ssize_t src, Py_ssize_t dst) noexcept nogil:
@@ -400,6 +421,7 @@ cdef void _delete(Store* st, Py_ssize_t p) noexcept nogil:
         for r in range(st.nr_coef):
             st.A[p * st.nr_coef + r] = st.A[last * st.nr_coef + r]
         st.origin[p] = st.origin[last]
+        st.label[p] = st.label[last]
         st.stamp[p] = st.stamp[last]
         if st.G != NULL:
             # G[p, :] = G[last, :]; G[:, p] = G[:, last]   (G[p,p] ends as G[last,last])
@@ -410,21 +432,28 @@ cdef void _delete(Store* st, Py_ssize_t p) noexcept nogil:
     st.n = last
 
 
-cdef Py_ssize_t _smallest(const Store* st, bint by_sign) noexcept nogil:
+cdef inline bint _partner_positive(const Store* st, Py_ssize_t j) noexcept nogil:
+    # the partner class of binary slot j: A ≥ 0, or label +1 with partners by label (§3.3)
+    return st.label[j] > 0 if st.by_label else st.A[j] >= 0.0
+
+
+cdef Py_ssize_t _smallest(const Store* st, bint with_partner) noexcept nogil:
     """argmin_j ‖A_j‖²·k(x̃_j,x̃_j), ties to the oldest entry (smallest stamp).
 
-    by_sign (binary merging): only entries whose sign class (A ≥ 0 / A < 0) has at least two
-    members are eligible, i.e. the smallest SV that has a merge partner (§1.5.3). Returns −1
-    when nothing is eligible.
+    with_partner (binary merging): only entries whose partner class (_partner_positive: the
+    sign of A, or the label) has at least two members are eligible, i.e. the smallest SV that
+    has a merge partner (§1.5.3). Returns −1 when nothing is eligible.
     """
     cdef Py_ssize_t j, best = -1, n_pos = 0
     cdef double v, best_v = INFINITY
-    if by_sign:
+    cdef bint positive
+    if with_partner:
         for j in range(st.n):
-            if st.A[j] >= 0.0:
+            if _partner_positive(st, j):
                 n_pos += 1
     for j in range(st.n):
-        if by_sign and ((st.A[j] >= 0.0 and n_pos < 2) or (st.A[j] < 0.0 and st.n - n_pos < 2)):
+        positive = _partner_positive(st, j) if with_partner else False
+        if with_partner and ((positive and n_pos < 2) or (not positive and st.n - n_pos < 2)):
             continue
         v = _coef_sqnorm(st, j) * st.kd[j]
         if best < 0 or v < best_v or (v == best_v and st.stamp[j] < st.stamp[best]):
@@ -474,11 +503,12 @@ cdef void _compare_scan(Store* st, Py_ssize_t m, Py_ssize_t chosen) noexcept nog
     whether they agree with `chosen`; WD ratios are measured with the precise WD. st.row must
     hold the dot products x̃_m·x̃_j (as in _merge)."""
     cdef Py_ssize_t j, b_gss = -1, b_pre = -1
-    cdef double am = st.A[m], logk, wd, h, w_gss = INFINITY, w_pre = INFINITY, w_chosen = 0.0
+    cdef double logk, wd, h, w_gss = INFINITY, w_pre = INFINITY, w_chosen = 0.0
     cdef double w_gss_pre = 0.0, r
     cdef double az[1]
+    cdef bint positive = _partner_positive(st, m)
     for j in range(st.n):
-        if j == m or ((am >= 0.0) != (st.A[j] >= 0.0)):
+        if j == m or positive != _partner_positive(st, j):
             continue
         logk = _log_kappa(st, m, j)
         wd = merge_eval(st, m, j, logk, SEARCH_GSS, &h, az)
@@ -514,22 +544,27 @@ cdef void _compare_scan(Store* st, Py_ssize_t m, Py_ssize_t chosen) noexcept nog
 
 cdef (Py_ssize_t, double) _scan_lookup_wd(Store* st, Py_ssize_t m) noexcept nogil:
     """The binary lookup-WD scan of _merge for the robust default (fast_rows): the partner of
-    least (α_m+α_n)²·WD(m,κ) among the SVs of α_m's sign, ties to the oldest, and its log κ.
+    least (α_m+α_n)²·WD(m,κ) among the SVs of m's partner class, ties to the oldest, and its
+    log κ (a partner of the other sign, by label: _project_pair's WD).
     The same choice as merge_eval's scan, but κ of every SV comes first, from log κ through the
     vectorised exp_inplace (into st.row2; st.row keeps the dot products x̃_m·x̃_j):
     libm's exp per candidate was a third of the scan."""
     cdef Py_ssize_t j, best = -1, n = st.n
-    cdef double am = st.A[m], ssum, wd
+    cdef double am = st.A[m], ssum, wd, small
     cdef double best_wd = INFINITY
-    cdef bint positive = am >= 0.0
+    cdef bint positive = _partner_positive(st, m)
     for j in range(n):
         st.row2[j] = _log_kappa(st, m, j)
     exp_inplace(st.row2, n)
     for j in range(n):
-        if j == m or positive != (st.A[j] >= 0.0):
+        if j == m or positive != _partner_positive(st, j):
             continue
-        ssum = am + st.A[j]
-        wd = ssum * ssum * lookup_wd(st.tables, am / ssum, st.row2[j])
+        if (am >= 0.0) != (st.A[j] >= 0.0):
+            small = am if fabs(am) < fabs(st.A[j]) else st.A[j]
+            wd = small * small * (1.0 - st.row2[j] * st.row2[j])
+        else:
+            ssum = am + st.A[j]
+            wd = ssum * ssum * lookup_wd(st.tables, am / ssum, st.row2[j])
         st.n_merge_evals += 1
         if best < 0 or wd < best_wd or (wd == best_wd and st.stamp[j] < st.stamp[best]):
             best = j
@@ -539,6 +574,7 @@ cdef (Py_ssize_t, double) _scan_lookup_wd(Store* st, Py_ssize_t m) noexcept nogi
 
 cdef void _merge(Store* st) noexcept nogil:
     cdef Py_ssize_t j, k, r, t, union_size, m, best = -1, nc = st.nr_coef
+    cdef int8_t label
     cdef SparseRow z
     cdef bint binary = nc == 1
     cdef double am, wd, best_wd = INFINITY, h, logk, best_logk = 0.0, gm_dot = 0.0
@@ -564,7 +600,7 @@ cdef void _merge(Store* st) noexcept nogil:
         for j in range(st.n):
             if j == m:
                 continue
-            if binary and ((am >= 0.0) != (st.A[j] >= 0.0)):
+            if binary and _partner_positive(st, m) != _partner_positive(st, j):
                 continue
             logk = _log_kappa(st, m, j)
             wd = merge_eval(st, m, j, logk, st.merge_search, &h, az)
@@ -607,7 +643,9 @@ cdef void _merge(Store* st) noexcept nogil:
         for r in range(nc):
             gm_dot -= az[r] * st.vec2[r]
         st.Q += -2.0 * gm_dot + wd
-    # Delete the larger slot first so the smaller index stays valid, then append z.
+    # Delete the larger slot first so the smaller index stays valid, then append z (the pair's
+    # label: the same by label; by sign, that of m, whose sign z keeps).
+    label = st.label[m]
     if m > best:
         _delete(st, m)
         _delete(st, best)
@@ -615,9 +653,9 @@ cdef void _merge(Store* st) noexcept nogil:
         _delete(st, best)
         _delete(st, m)
     if union_size >= 0:
-        _append_union(st, union_size, az)
+        _append_union(st, union_size, az, label)
     else:
-        _append_dense(st, st.zcol, az, -1)
+        _append_dense(st, st.zcol, az, -1, label)
         if st.pat != NULL:
             for k in range(st.d):      # zcol stays zero between merges (see above)
                 st.zcol[k] = 0.0
@@ -764,10 +802,11 @@ cdef void store_maintain(Store* st) noexcept nogil:
 
 
 cdef bint store_insert(Store* st, SparseRow x, double xsq, const double* coef, int64_t origin,
-                       const double* krow) noexcept nogil:
+                       const double* krow, int8_t label) noexcept nogil:
     """Append the sparse point x with stored coefficients coef, then maintain the budget.
 
-    krow[j] = k(x, x̃_j) for the current SVs (the solver's margin row). With projection a point
+    krow[j] = k(x, x̃_j) for the current SVs (the solver's margin row); label: x's training
+    label ±1 (binary merging by label), or 0 for the sign of coef[0]. With projection a point
     in the span of the SVs is projected at once instead (returns False). With coalescing on, a
     row (origin) that is still stored unmerged gets coef added to its slot: no new slot, no
     maintenance (returns False).
@@ -796,7 +835,7 @@ cdef bint store_insert(Store* st, SparseRow x, double xsq, const double* coef, i
             st.A[j * st.nr_coef + r] += coef[r]
         st.n_coalesced += 1
         return False
-    _append_sparse(st, x, xsq, coef, origin)
+    _append_sparse(st, x, xsq, coef, origin, label)
     if st.n > st.budget:
         store_maintain(st)
     return True
@@ -824,13 +863,14 @@ cdef class SVStore:
     its stored unmerged entry; fast_rows: rbf kernel rows with exp_inplace
     (budgetsvm/_kernels.pxd) instead of libm's exp; patterns_from: from this many features
     on, each slot keeps its sparsity pattern (Store.pat), which gives the same store in
-    O(nnz) instead of O(d) per insertion and maintenance."""
+    O(nnz) instead of O(d) per insertion and maintenance; partners: binary merging pairs SVs
+    by the sign of their coefficient ('sign') or by their training label ('label', §3.3)."""
 
     def __init__(self, Py_ssize_t d, Py_ssize_t budget, Py_ssize_t nr_coef=1, kernel="rbf",
                  double gamma=1.0, double coef0=0.0, int degree=3, maintenance="merge",
                  merge_search="gss", bint track_q=False, double inspan_tol=INSPAN_TOL,
                  bint compare=False, bint coalesce=False, bint fast_rows=False,
-                 Py_ssize_t patterns_from=PATTERNS_FROM):
+                 Py_ssize_t patterns_from=PATTERNS_FROM, partners="sign"):
         if budget < 1 or nr_coef < 1 or d < 0:
             raise ValueError("need budget >= 1, nr_coef >= 1, d >= 0")
         cap = budget + 1
@@ -838,10 +878,13 @@ cdef class SVStore:
             raise ValueError(f"unknown kernel {kernel!r} or maintenance {maintenance!r}")
         if merge_search not in MERGE_SEARCH_KINDS:
             raise ValueError(f"merge search {merge_search!r} is not available here")
+        if partners not in ("sign", "label"):
+            raise ValueError(f"merge partners {partners!r}: use 'sign' or 'label'")
         arrays = {
             "X": np.zeros(max(d, 1) * cap), "sq": np.zeros(cap), "kd": np.zeros(cap),
             "A": np.zeros(cap * nr_coef), "origin": np.full(cap, -1, dtype=np.int64),
-            "stamp": np.zeros(cap, dtype=np.int64), "row": np.zeros(cap),
+            "stamp": np.zeros(cap, dtype=np.int64), "label": np.zeros(cap, dtype=np.int8),
+            "row": np.zeros(cap),
             "row2": np.zeros(cap), "u": np.zeros(cap), "vec": np.zeros(max(cap, nr_coef)),
             "vec2": np.zeros(max(cap, nr_coef)), "zcol": np.zeros(max(d, 1)),
             "nzval": np.zeros(max(d, 1)), "nzind": np.zeros(max(d, 1), dtype=np.int32),
@@ -872,6 +915,8 @@ cdef class SVStore:
         st.A = _dptr(arrays["A"])
         st.origin = _iptr(arrays["origin"])
         st.stamp = _iptr(arrays["stamp"])
+        st.label = <int8_t*>cnp.PyArray_DATA(arrays["label"])
+        st.by_label = partners == "label"
         st.row = _dptr(arrays["row"])
         st.row2 = _dptr(arrays["row2"])
         st.u = _dptr(arrays["u"])
@@ -985,8 +1030,9 @@ cdef class SVStore:
                 self._arrays["origin"][:n][order].copy(), self._arrays["stamp"][:n][order].copy())
 
     # For tests.
-    def insert(self, x, coef, origin=-1):
-        """Append dense x (length d) with coefficients coef, then maintain (returns appended)."""
+    def insert(self, x, coef, origin=-1, label=0):
+        """Append dense x (length d) with coefficients coef and training label (±1; 0: the sign
+        of coef), then maintain (returns appended)."""
         x = np.ascontiguousarray(x, dtype=np.float64)
         coef = np.ascontiguousarray(np.atleast_1d(coef), dtype=np.float64)
         if x.shape[0] != self.st.d or coef.shape[0] != self.st.nr_coef:
@@ -999,7 +1045,7 @@ cdef class SVStore:
         cdef SparseRow xs = SparseRow(&v[0], &ii[0], len(ind))
         cdef double[::1] c = coef
         cdef double[::1] kr = np.ascontiguousarray(np.append(krow, 0.0))
-        return bool(store_insert(&self.st, xs, float(x @ x), &c[0], origin, &kr[0]))
+        return bool(store_insert(&self.st, xs, float(x @ x), &c[0], origin, &kr[0], label))
 
     # For tests.
     def kernel_row(self, x):

@@ -42,7 +42,8 @@ def new_store(params, d, nr_coef, gamma, compare_merges=False, track_q=False,
         float(params.coef0), int(params.degree), maintenance,
         params.merge_search if maintenance == "merge" else "gss", track_q=track_q,
         compare=compare_merges, coalesce=params.effective_coalesce(),
-        fast_rows=params.polish != "none", patterns_from=_budget.PATTERNS_FROM)
+        fast_rows=params.polish != "none", patterns_from=_budget.PATTERNS_FROM,
+        partners=params.effective_merge_partners())
 
 
 def model_params(params, n, d, gamma, extra):
@@ -57,6 +58,8 @@ def model_params(params, n, d, gamma, extra):
     }
     if params.effective_maintenance() == "merge":
         meta["merge_search"] = params.merge_search
+        if params.effective_merge_partners() != "sign":   # absent: by sign (and older models)
+            meta["merge_partners"] = params.effective_merge_partners()
     if params.effective_coalesce():         # absent: the papers' appending (and older models)
         meta["coalesce"] = True
     meta.update(extra)

@@ -490,7 +490,8 @@ class BudgetSVC(_BudgetSVMBase):
     'poly', 'sigmoid'), gamma (-g; None or 'auto' → 1/n_features, as LIBSVM; 'scale' →
     1/(n_features · X.var()), scikit-learn SVC's default), degree (-d), coef0 (-r), budget
     (--budget), epochs (--epochs), maintenance (None: 'merge' with kernel='rbf', else
-    'removal'), merge_search, variant, eta (--eta; None → 1), radius (--radius; None → 1),
+    'removal'), merge_search, merge_partners (bsca: 'sign' or 'label'), variant, eta (--eta;
+    None → 1), radius (--radius; None → 1),
     polish (--polish: 'refit', the default, refits coefficients and a bias on the support
     vectors; 'none' keeps the solver's last iterate as the papers do), coalesce
     (--coalesce/--no-coalesce; None: on unless polish='none'), class_weight (-w), random_state
@@ -500,14 +501,15 @@ class BudgetSVC(_BudgetSVMBase):
     _ESTIMATOR = "BudgetSVC"
     _PARAMETERS = {**_BudgetSVMBase._PARAMETERS, **{name: name for name in (
         "kernel", "gamma", "degree", "coef0", "budget", "epochs", "maintenance", "merge_search",
-        "variant", "eta", "radius", "polish", "coalesce")}}
+        "merge_partners", "variant", "eta", "radius", "polish", "coalesce")}}
 
     # defaults: TrainParams' (budgetsvm/params.py, DEFAULTS), the ones bsvm-train has
     def __init__(self, solver=_D.solver, C=_D.C, kernel=_D.kernel, gamma=_D.gamma,
                  degree=_D.degree, coef0=_D.coef0, budget=_D.budget, epochs=_D.epochs,
-                 maintenance=_D.maintenance, merge_search=_D.merge_search, variant=_D.variant,
-                 eta=_D.eta, radius=_D.radius, polish=_D.polish, coalesce=_D.coalesce,
-                 class_weight=None, random_state=None, probability=False, n_jobs=None):
+                 maintenance=_D.maintenance, merge_search=_D.merge_search,
+                 merge_partners=_D.merge_partners, variant=_D.variant, eta=_D.eta,
+                 radius=_D.radius, polish=_D.polish, coalesce=_D.coalesce, class_weight=None,
+                 random_state=None, probability=False, n_jobs=None):
         self.solver = solver
         self.C = C
         self.kernel = kernel
@@ -518,6 +520,7 @@ class BudgetSVC(_BudgetSVMBase):
         self.epochs = epochs
         self.maintenance = maintenance
         self.merge_search = merge_search
+        self.merge_partners = merge_partners
         self.variant = variant
         self.eta = eta
         self.radius = radius
@@ -533,7 +536,8 @@ class BudgetSVC(_BudgetSVMBase):
                            gamma=_kernel_gamma(self.gamma, X),
                            degree=self.degree, coef0=self.coef0, budget=self.budget,
                            epochs=self.epochs, maintenance=self.maintenance,
-                           merge_search=self.merge_search, variant=self.variant, eta=self.eta,
+                           merge_search=self.merge_search,
+                           merge_partners=self.merge_partners, variant=self.variant, eta=self.eta,
                            radius=self.radius, polish=self.polish, coalesce=self.coalesce)
 
 

@@ -12,6 +12,7 @@ from budgetsvm.errors import ParameterError
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
 MAINTENANCE = ("removal", "projection", "merge")
 MERGE_SEARCH = ("gss", "gss-precise", "lookup-h", "lookup-wd")
+MERGE_PARTNERS = ("sign", "label")
 VARIANTS = ("pegasos", "norma", "mp")
 # What bsgd/bsca do after their epochs: refit coefficients and a bias on the support vectors
 # (budgetsvm/refit.py), or keep the last iterate as the papers do.
@@ -59,6 +60,9 @@ class TrainParams:
     # the refit makes their accuracy equal)
     maintenance: str | None = None
     merge_search: str = "lookup-wd"
+    # bsca: binary merging pairs SVs by their label (the authors' code) or by the sign of β
+    # (the papers' mode's); None: label, except with polish "none" (docs/ALGORITHMS.md §3.3)
+    merge_partners: str | None = None
     variant: str = "pegasos"
     eta: float | None = None
     radius: float | None = None
@@ -109,6 +113,14 @@ class TrainParams:
         if self.maintenance is not None:
             return self.maintenance
         return "merge" if self.kernel == "rbf" else "removal"
+
+    def effective_merge_partners(self):
+        # only bsca's merges can pair coefficients of opposite signs (BSGD's share the label's)
+        if self.solver != "bsca" or self.effective_maintenance() != "merge":
+            return "sign"
+        if self.merge_partners is not None:
+            return self.merge_partners
+        return "sign" if self.polish == "none" else "label"
 
     def effective_gamma(self, n_features):
         return self.gamma if self.gamma is not None else 1.0 / max(n_features, 1)
@@ -188,6 +200,8 @@ def check_params(p: TrainParams):
     if p.maintenance is not None:
         _one_of("--maintenance", p.maintenance, MAINTENANCE)
     _one_of("--merge-search", p.merge_search, MERGE_SEARCH)
+    if p.merge_partners is not None:
+        _one_of("--merge-partners", p.merge_partners, MERGE_PARTNERS)
     _one_of("--variant", p.variant, VARIANTS)
     _one_of("--polish", p.polish, POLISH)
     if p.coalesce is not None and not isinstance(p.coalesce, bool):
@@ -338,6 +352,14 @@ OPTIONS = {o.name: o for o in (
            needs="--maintenance merge (the default with -t 2)",
            help="bsgd/bsca: how merging finds its partner (lookup-*: binary merges; "
                 "multi-class BSGD merges always use gss)"),
+    Option("merge_partners", ("--merge-partners",), ("bsca",), MERGE_PARTNERS,
+           when=lambda v: v.get("maintenance") == "merge" or
+           v.get("maintenance") is None and v.get("kernel", "rbf") == "rbf",
+           needs="--maintenance merge (the default with -t 2)",
+           help="bsca: merge a support vector with one of the same training label (label, as "
+                "the authors' code; a partner of the other sign is projected onto the larger of "
+                "the two) or of the same coefficient sign (sign) [label; sign with --polish "
+                "none, which reproduces the paper]"),
     Option("variant", ("--variant",), ("bsgd",), VARIANTS, help="bsgd: learning-rate variant"),
     Option("coalesce", ("--coalesce", "--no-coalesce"), _KERNEL, bool,
            help="bsgd/bsca: add a repeated insertion of a training row to its stored slot "

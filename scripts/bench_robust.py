@@ -5,6 +5,7 @@ Measures, in one run and with BLAS on one thread, every method on the same split
 
 * bsgd and bsca at B = 500 and B = 100, default 5 epochs, in the papers' mode (--polish none)
   and the robust default (refit), seeds 1–5; at B = 500 also 20 epochs on a9a and ijcnn1;
+  bsca's robust default also with merge partners by sign instead of by label;
 * scikit-learn's Nystroem(m) + LinearSVC(C) for m = 100, 500, 1000 (random_state = seed 1–5);
 * LIBSVM (-s 0 -t 2, once: deterministic) and our linear -s dcd with the same C, and the
   majority-class rule (the most frequent training label);
@@ -74,7 +75,7 @@ def _budgeted(job, X, y, Xt, yt):
         p = TrainParams(solver=job["solver"], C=spec["C"], gamma=spec["gamma"],
                         budget=job["budget"], epochs=job["epochs"], polish=job["polish"],
                         seed=seed, merge_search=job.get("merge_search", "lookup-wd"),
-                        coalesce=job["coalesce"])
+                        coalesce=job["coalesce"], merge_partners=job.get("merge_partners"))
         wall, cpu = time.perf_counter(), time.process_time()
         model = train(X, y, p)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -270,6 +271,11 @@ def jobs_for(datasets, seeds, quick):
                     jobs.append({"kind": "budgeted", "dataset": name, "solver": solver,
                                  "budget": 500, "epochs": EPOCHS, "polish": polish,
                                  "coalesce": coalesce, "seeds": list(seeds)})
+        for budget in BUDGETS:
+            # bsca's robust default pairs merges by label; the other rule, by sign
+            jobs.append({"kind": "budgeted", "dataset": name, "solver": "bsca",
+                         "budget": budget, "epochs": EPOCHS, "polish": "refit",
+                         "coalesce": None, "merge_partners": "sign", "seeds": list(seeds)})
         if name in HEADLINE and not quick:
             jobs.append({"kind": "study", "dataset": name, "seeds": list(seeds)})
     return jobs
@@ -295,8 +301,9 @@ class Results:
         return entry.get("rows") if entry else None
 
     def budgeted(self, **match):
-        """Rows of a budgeted job with its mode's default coalescing."""
-        return self.rows(kind="budgeted", **dict({"coalesce": None}, **match))
+        """Rows of a budgeted job with its mode's default coalescing and merge partners."""
+        return self.rows(kind="budgeted",
+                         **dict({"coalesce": None, "merge_partners": None}, **match))
 
 
 def pct(values):
@@ -405,6 +412,7 @@ def build_report(results, datasets, quick):
                     "(B = 500)\n\n" + table(head, lines))
     body.append(study_tables(R, present, over))
     body.append(coalesce_table(R, present, over))
+    body.append(partners_table(R, present, over))
     cli = R.rows(kind="cli")
     if cli:
         acc = pct(r["accuracy"] for r in cli)
@@ -473,6 +481,29 @@ def study_tables(R, present, over):
             "above every insertion (no maintenance, no merging error).\n\n" + table(head, lines))
 
 
+def partners_table(R, present, over):
+    head = ["data", "B", "by label (default)", "by sign", "CPU s by label", "CPU s by sign"]
+    lines = []
+    for name in present:
+        for budget in BUDGETS:
+            label = R.budgeted(dataset=name, solver="bsca", budget=budget, epochs=EPOCHS,
+                               polish="refit")
+            sign = R.budgeted(dataset=name, solver="bsca", budget=budget, epochs=EPOCHS,
+                              polish="refit", merge_partners="sign")
+            if label and sign:
+                lines.append([name, str(budget), acc_cell(label), acc_cell(sign),
+                              f"{cpu_of(label):.2f}", f"{cpu_of(sign):.2f}"])
+    if not lines:
+        return ""
+    return (f"### Table 7. bsca's merge partners in the robust default: test accuracy % "
+            f"(5 epochs, {over})\n\n"
+            "BSCA's steps can be negative, so an SV's coefficient can have the sign opposite "
+            "to its label. By label (the default, as the authors' code), the smallest SV "
+            "merges with an SV of its training label, and a partner of the other sign is "
+            "projected onto the larger of the two; by sign (the papers' mode), with an SV of "
+            "its coefficient's sign (docs/ALGORITHMS.md §3.3).\n\n" + table(head, lines))
+
+
 def coalesce_table(R, present, over):
     head = ["data", "solver", "mode", "coalescing", "test accuracy %", "merges",
             "coalesced insertions", "CPU s"]
@@ -482,7 +513,7 @@ def coalesce_table(R, present, over):
             for polish, default in (("none", False), ("refit", True)):
                 for coalesce in (False, True):
                     rows = R.rows(kind="budgeted", dataset=name, solver=solver, budget=500,
-                                  epochs=EPOCHS, polish=polish,
+                                  epochs=EPOCHS, polish=polish, merge_partners=None,
                                   coalesce=None if coalesce == default else coalesce)
                     if not rows:
                         continue
@@ -551,7 +582,7 @@ def target_verdicts(R, present, quick):
             job = entry["job"]
             if job.get("kind") == "budgeted" and job.get("dataset") == name and \
                     job.get("polish") == "refit" and job.get("coalesce") is None and \
-                    entry.get("rows"):
+                    job.get("merge_partners") is None and entry.get("rows"):
                 for r in entry["rows"]:
                     if r["accuracy"] < floor:
                         low.append(f"{name} {job['solver']} B={job['budget']} "

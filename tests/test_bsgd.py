@@ -163,6 +163,51 @@ def test_binary_merges_only_same_sign():
     assert st.counters()["n_merges"] > 50
 
 
+@pytest.mark.parametrize("merge_search", ["gss", "gss-precise", "lookup-h", "lookup-wd"])
+@pytest.mark.parametrize("fast_rows", [False, True])
+def test_label_partners_merge_within_a_label(merge_search, fast_rows):
+    """Partners by label (BSCA's --merge-partners label): every merge takes two entries of one
+    training label, whatever their signs, and z keeps that label (a mislabelled z would be
+    paired across labels later). A pair of opposite signs becomes the vector of larger |a| with
+    a_L + a_S·κ, its best merge on [0, 1] (brute force over h); a pair of one sign is merged
+    as by sign."""
+    rng = np.random.default_rng(4)
+    gamma, budget = 0.5, 6
+    st = SVStore(3, budget, 1, "rbf", gamma, maintenance="merge", merge_search=merge_search,
+                 partners="label", fast_rows=fast_rows)
+    entry = {}                                        # stamp -> (label, coefficient, x)
+    next_stamp = 0
+    opposite = 0
+    for i in range(120):
+        label = int(rng.choice([-1, 1]))
+        a = rng.choice([-1.0, 1.0]) * rng.uniform(0.1, 2.0)
+        x = rng.normal(size=3)
+        merges = st.counters()["n_merges"]
+        entry[next_stamp] = (label, a, x)
+        next_stamp += 1
+        st.insert(x, a, origin=i, label=label)
+        X, A, origin, stamp = st.export()
+        if st.counters()["n_merges"] > merges:
+            gone = sorted(set(entry) - set(stamp.tolist()))
+            assert len(gone) == 2 and origin[-1] == -1 and stamp[-1] == next_stamp
+            (lab_m, a_m, x_m), (lab_n, a_n, x_n) = entry.pop(gone[0]), entry.pop(gone[1])
+            assert lab_m == lab_n
+            if (a_m >= 0) != (a_n >= 0):
+                opposite += 1
+                (a_big, x_big), (a_small, x_small) = sorted(
+                    [(a_m, x_m), (a_n, x_n)], key=lambda e: -abs(e[0]))
+                kappa = rbf(x_big[None], x_small[None], gamma)[0, 0]
+                np.testing.assert_array_equal(X[-1], x_big)
+                assert A[-1, 0] == pytest.approx(a_big + a_small * kappa, rel=1e-12)
+                h = np.linspace(0.0, 1.0, 2001)          # |α_z(h)| is largest at the end
+                alpha_z = a_m * kappa ** ((1 - h) ** 2) + a_n * kappa ** (h ** 2)
+                assert abs(A[-1, 0]) >= np.abs(alpha_z).max() * (1 - 1e-12)
+            entry[next_stamp] = (lab_m, A[-1, 0], X[-1])
+            next_stamp += 1
+        assert st.n <= budget
+    assert st.counters()["n_merges"] > 100 and opposite > 10
+
+
 def test_merge_fallback_when_smallest_has_no_partner():
     st = SVStore(1, 2, 1, "rbf", 1.0, maintenance="merge")
     for i, a in enumerate([0.1, -1.0, -2.0]):

@@ -27,6 +27,7 @@ SAMPLE = {
     "n_threads": ["-n", "1"], "max_iter": ["--max-iter", "3"], "loss": ["--loss", "l2"],
     "stop": ["--stop", "classic"], "budget": ["--budget", "50"], "epochs": ["--epochs", "2"],
     "maintenance": ["--maintenance", "removal"], "merge_search": ["--merge-search", "gss"],
+    "merge_partners": ["--merge-partners", "label"],
     "variant": ["--variant", "norma"], "coalesce": ["--no-coalesce"],
     "polish": ["--polish", "none"], "eta": ["--eta", "2"], "radius": ["--radius", "2"],
     "acf_c": ["--acf-c", "0.5"], "acf_pmin": ["--acf-pmin", "0.2"],
@@ -110,6 +111,7 @@ def test_read_option_gives_no_notice_and_changes_the_model(tmp_path, solver, nam
     ("merge_search", "bsgd", ["--maintenance", "removal"]),
     ("merge_search", "bsgd", ["-t", "1"]),      # the default maintenance there is removal
     ("merge_search", "bsca", ["--maintenance", "projection", "--budget", "50"]),
+    ("merge_partners", "bsca", ["--maintenance", "removal", "--budget", "50"]),
     ("stream_buffer", "bsgd", [])])
 def test_option_read_only_under_a_condition(tmp_path, name, solver, without):
     base_model = baseline(tmp_path, solver, *without)

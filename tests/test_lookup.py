@@ -527,6 +527,48 @@ def test_the_robust_scan_merges_the_pair_of_least_lookup_wd(tables, seed):
         assert origins == set(range(budget + 1)) - {m, partner} | {-1}
 
 
+def _close_call_by_label(tables, seed, d, budget, gamma):
+    """As _close_call, with partners by label: m is the SV of least |α| among the labels held by
+    at least two SVs, its candidates the other SVs of its label, of either sign. A pair of one
+    sign costs (α_m + α_n)²·WD(m, κ) from the table, a pair of opposite signs the projection
+    of the smaller onto the larger, α_S²(1 − κ²). Returns X, coef, labels, m, the partner."""
+    rng = np.random.default_rng(seed)
+    while True:
+        X = rng.normal(size=(budget + 1, d))
+        coef = rng.choice([-1.0, 1.0], size=budget + 1) * rng.uniform(0.05, 2.0, budget + 1)
+        labels = rng.choice([-1, 1], size=budget + 1)
+        m = int(np.argmin(np.abs(coef)))         # both labels are held by many SVs here
+        same = np.flatnonzero(labels == labels[m])
+        same = same[same != m]
+        kappa = np.exp(-gamma * ((X[same] - X[m]) ** 2).sum(1))
+        a_n = coef[same]
+        one_sign = (a_n >= 0) == (coef[m] >= 0)
+        ssum = np.where(one_sign, coef[m] + a_n, 1.0)
+        wd = np.where(one_sign,
+                      ssum ** 2 * bilinear_np(tables.wd_table, 0.0, coef[m] / ssum, kappa),
+                      np.minimum(np.abs(coef[m]), np.abs(a_n)) ** 2 * (1 - kappa ** 2))
+        first, second = np.sort(wd)[:2]
+        best = int(np.argmin(wd))
+        if first * (1 + 1e-9) < second < first * 1.01 and not one_sign[best]:
+            return X, coef, labels, m, int(same[best])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_label_partners_scan_merges_the_pair_of_least_wd(tables, seed):
+    """Partners by label in the robust scan (_scan_lookup_wd) and the papers' (merge_eval per
+    candidate): the merge replaces the pair that the brute force above finds, here one of
+    opposite signs that narrowly beats the next candidate."""
+    d, budget, gamma = 3, 40, 0.4
+    X, coef, labels, m, partner = _close_call_by_label(tables, seed, d, budget, gamma)
+    for fast_rows in (True, False):
+        store = SVStore(d, budget, 1, "rbf", gamma, merge_search="lookup-wd",
+                        fast_rows=fast_rows, partners="label")
+        for i in range(budget + 1):
+            store.insert(X[i], coef[i], origin=i, label=int(labels[i]))
+        origins = set(store.export()[2].tolist())
+        assert origins == set(range(budget + 1)) - {m, partner} | {-1}
+
+
 def test_the_robust_scan_makes_the_papers_merges():
     """300 insertions into a budget of 20 (280 merges, merged points merged again): the robust
     scan and the papers' scan build the same store, bit for bit (the final placement of the

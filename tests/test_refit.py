@@ -238,14 +238,19 @@ def test_binary_bsgd_model_is_the_refit_of_its_support_vectors():
     np.testing.assert_allclose(model.decision_function(X)[:, 0], expected, atol=1e-4)
 
 
-def test_multiclass_bsca_refits_each_one_vs_rest_model_on_its_own_vectors():
+@pytest.mark.parametrize("partners", ["label", "sign"])
+def test_multiclass_bsca_refits_each_one_vs_rest_model_on_its_own_vectors(partners):
     rng = np.random.default_rng(7)
     centers = rng.normal(scale=2.0, size=(3, 4))
     y = np.repeat([1.0, 2.0, 3.0], 40)
     X = sp.csr_matrix(centers[(y - 1).astype(int)] + rng.normal(size=(120, 4)))
     labels, y_index = group_classes(y)
-    params = TrainParams(solver="bsca", C=1.0, gamma=0.3, budget=15, epochs=2, seed=2)
+    params = TrainParams(solver="bsca", C=4.0, gamma=0.3, budget=15, epochs=2, seed=2,
+                         merge_partners=partners)
     model = train_bsca(X, y_index, labels, params)
+    # every class model took its refit (none kept the solver's coefficients, which classify
+    # the training rows better in some settings: refit_model's keep_better_solver)
+    assert model.train_info["refit_kept_solver"] == 0
     cost = np.full(len(y), params.C)
     for c in range(3):
         own = model.train_info["sv_rows"][c]            # model c's SVs, in its order
