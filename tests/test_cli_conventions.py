@@ -346,6 +346,32 @@ def test_ctrl_c_whose_exit_an_import_swallowed_still_ends_the_run(tmp_path):
     assert (tmp_path / "m").read_text() == "old\n"
 
 
+def test_sigterm_during_the_imports_is_exit_143(tmp_path):
+    # SIGTERM before common.run installs its handler (the imports of numpy and scipy) killed
+    # the process by the signal (-15) instead of the exit 143 of a terminated run
+    (tmp_path / "m").write_text("old\n")
+    code = ("import sys; sys.argv = ['bsvm-train', '-q', '-s', 'dcd', sys.argv[1], 'm']\n"
+            "import os, signal, time, budgetsvm.cli\n"
+            "os.kill(os.getpid(), signal.SIGTERM)\n"
+            "time.sleep(30)\n")
+    result = subprocess.run([sys.executable, "-c", code, str(HEART)], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 143 and result.stderr == "terminated\n"
+    assert (tmp_path / "m").read_text() == "old\n"
+    # the same swallowed by an import: the run still ends before it replaces the model
+    code = ("import sys; sys.argv = ['bsvm-train', '-q', '-s', 'dcd', sys.argv[1], 'm']\n"
+            "import signal, budgetsvm.cli as cli\n"
+            "try:\n"
+            "    cli._interrupted_while_starting(signal.SIGTERM, None)\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "from budgetsvm.cli.train import main; main()\n")
+    result = subprocess.run([sys.executable, "-c", code, str(HEART)], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 143 and result.stderr == "terminated\n"
+    assert (tmp_path / "m").read_text() == "old\n"
+
+
 def test_shell_completion_still_prints_its_script():
     # click's main() answered _BSVM_TRAIN_COMPLETE=bash_source; the tools call the command
     # themselves now and must still do it (else a shell's start-up file prints a usage error)

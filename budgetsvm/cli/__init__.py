@@ -20,22 +20,36 @@ if os.path.basename(sys.argv[0] if sys.argv else "").startswith("bsvm-"):
     hold_closed_standard_streams()
 
 
+# what an interrupted run prints and its exit status, by signal
+_STARTING_EXITS = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
+
+
 def _interrupted_while_starting(signum, frame):
-    # Ctrl-C while the tools import numpy and scipy (a few tenths of a second): the exit of
-    # an interrupted run, without the traceback of a KeyboardInterrupt inside an import. An
-    # import that catches every exception can swallow this SystemExit, so common.run also
-    # looks at the flag before it starts the work.
-    _interrupted_while_starting.happened = True
-    sys.stderr.write("interrupted\n")
-    raise SystemExit(130)
+    # Ctrl-C or SIGTERM while the tools import numpy and scipy (a few tenths of a second): the
+    # exit of an interrupted run (130, or 143 for SIGTERM, which would otherwise kill the
+    # process), without the traceback of a KeyboardInterrupt inside an import. An import that
+    # catches every exception can swallow this SystemExit, so common.run also looks at the
+    # status before it starts the work.
+    message, status = _STARTING_EXITS.get(signum, _STARTING_EXITS[signal.SIGINT])
+    _interrupted_while_starting.happened = status
+    sys.stderr.write(message + "\n")
+    raise SystemExit(status)
 
 
-_interrupted_while_starting.happened = False
+_interrupted_while_starting.happened = 0       # the exit status of such a signal, else 0
 
 
-# In the bsvm-* commands only (a program that imports this package keeps its Ctrl-C), until
-# common.run takes over and restores Python's handler; a SIGINT that the shell made the process
-# ignore stays ignored.
-if os.path.basename(sys.argv[0] if sys.argv else "").startswith("bsvm-") and \
-        signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-    signal.signal(signal.SIGINT, _interrupted_while_starting)
+def _in_a_worker_process():
+    # bsvm-grid's spawned pool workers import the command's module too (with its argv, while
+    # multiprocessing prepares them: the command itself has not imported it yet); they are
+    # stopped by SIGTERM and must die of it, not raise SystemExit inside a task
+    return "multiprocessing" in sys.modules
+
+
+# In the bsvm-* commands only (a program that imports this package keeps its signals), until
+# common.run takes over; a signal that the shell made the process ignore stays ignored.
+if os.path.basename(sys.argv[0] if sys.argv else "").startswith("bsvm-"):
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupted_while_starting)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL and not _in_a_worker_process():
+        signal.signal(signal.SIGTERM, _interrupted_while_starting)

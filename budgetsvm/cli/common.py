@@ -102,9 +102,9 @@ def _run(command, argv, prog_name, hint_options):
     _ends_the_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     if _interrupted_while_starting.happened and _ends_the_process:
-        # Ctrl-C during the imports, whose SystemExit an import swallowed: the run ends here
-        # ("interrupted" is written), before it replaces any file
-        _exit(130)
+        # Ctrl-C or SIGTERM during the imports, whose SystemExit an import swallowed: the run
+        # ends here ("interrupted" or "terminated" is written), before it replaces any file
+        _exit(_interrupted_while_starting.happened)
     if signal.getsignal(signal.SIGINT) in (_interrupted_while_starting,
                                            signal.default_int_handler):
         # KeyboardInterrupt from here; in the command's own process the first one also
