@@ -15,13 +15,14 @@ object, replays it), then for every i::
     if δ ≠ 0:  α_i += δ;  append (β = y_i δ, x_i, origin i);  maintenance if |M| > B
 
 No learning rate, no scale factor (stored coefficients are the β themselves). Maintenance is the
-store's (removal / projection / merge); merging pairs coefficients by the sign of β (§3.3), the
-first SV being argmin |β_j|. A point with Q_ii ≤ 0 (φ(x_i) = 0 for a non-Gaussian kernel) gets
+store's (removal / projection / merge); merging pairs the first SV, argmin |β_j|, with one of
+its training label (the robust default; label is passed with every insertion) or of the sign of
+its β (the papers' mode), §3.3. A point with Q_ii ≤ 0 (φ(x_i) = 0 for a non-Gaussian kernel) gets
 α_i = C_i before the first epoch and is never visited (§0.1, §3.2).
 
 Reference: Qaadan, Schüler & Glasmachers, "Dual SVM training on a budget" (2019), Algorithm 1;
-the departures from it (β = y_i·δ, sign-based merge partners) are listed in docs/ALGORITHMS.md
-§3 and §8.
+the departures from it (β = y_i·δ, sign-based merge partners in the papers' mode) are listed in
+docs/ALGORITHMS.md §3 and §8.
 """
 import numpy as np
 

@@ -580,7 +580,7 @@ cdef void _merge(Store* st) noexcept nogil:
     cdef double am, wd, best_wd = INFINITY, h, logk, best_logk = 0.0, gm_dot = 0.0
     cdef double* az = st.vec
     m = _smallest(st, binary)
-    if m < 0:                       # B = 1 and two SVs of opposite signs: nothing to merge
+    if m < 0:                       # B = 1, two SVs of different signs (labels): no pair
         _remove(st)
         return
     am = st.A[m * nc]

@@ -26,10 +26,11 @@ from reference.solvers import sca
 
 
 def run_core(X, y, C=1.0, gamma=0.5, budget=10**4, epochs=3, seed=3, maintenance="merge",
-             merge_search="gss", upper=None, trace=None):
+             merge_search="gss", upper=None, trace=None, partners="sign"):
     Xs = sp.csr_matrix(X)
     n, d = X.shape
-    store = SVStore(d, budget, 1, "rbf", gamma, 0.0, 3, maintenance, merge_search)
+    store = SVStore(d, budget, 1, "rbf", gamma, 0.0, 3, maintenance, merge_search,
+                    partners=partners)
     alpha = np.zeros(n)
     upper = np.full(n, C) if upper is None else np.asarray(upper, float)
     res = bsca_solve(store, Xs.data, Xs.indices.astype(np.int32), Xs.indptr.astype(np.int64),
@@ -110,6 +111,43 @@ def test_box_budget_and_same_sign_merges_every_step():
     run_core(X, y, C=C, gamma=2.0, budget=B, epochs=4, trace=trace)
     assert state["checked"] > 50
     assert state["neg"] > 20             # negative steps: entries of sign −y_i were inserted
+
+
+@pytest.mark.parametrize("merge_search", ["gss", "lookup-wd"])
+def test_label_partners_merge_rows_of_one_label(merge_search):
+    # Partners by label: bsca_solve gives the store each row's label, so every merge takes two
+    # entries of one training label (z keeps it), also when their β have opposite signs (an
+    # entry of a negative step); by sign such pairs never meet.
+    X, y = signed_blobs(80, seed=3, spread=1.5)
+    C, B = 10.0, 12
+    state = {"prev": {}, "max_stamp": -1, "merges": 0, "checked": 0, "opposite": 0}
+
+    def trace(store, alpha, t, i, dl):
+        _, A, origin, stamp = store.export()
+        cur = {s: (a, None) for s, a in zip(stamp.tolist(), A[:, 0].tolist())}
+        prev = dict(state["prev"])
+        if dl != 0.0:
+            state["max_stamp"] += 1
+            prev[state["max_stamp"]] = (y[i] * dl, int(y[i]))     # the inserted entry
+        for s in cur:
+            if s in prev:
+                cur[s] = (cur[s][0], prev[s][1])                    # labels carry over
+        merges = store.counters()["n_merges"]
+        if merges > state["merges"]:
+            state["max_stamp"] += 1                                 # the merged z
+            gone = [prev[s] for s in prev if s not in cur]
+            assert len(gone) == 2
+            (am, label_m), (an, label_n) = gone
+            assert label_m == label_n
+            state["opposite"] += int((am >= 0) != (an >= 0))
+            cur[state["max_stamp"]] = (cur[state["max_stamp"]][0], label_m)
+            state["checked"] += 1
+        state["merges"] = merges
+        state["prev"] = cur
+
+    run_core(X, y, C=C, gamma=2.0, budget=B, epochs=4, trace=trace, partners="label",
+             merge_search=merge_search)
+    assert state["checked"] > 50 and state["opposite"] > 5
 
 
 def test_sca_reaches_qp_optimum():

@@ -27,7 +27,7 @@ SAMPLE = {
     "n_threads": ["-n", "1"], "max_iter": ["--max-iter", "3"], "loss": ["--loss", "l2"],
     "stop": ["--stop", "classic"], "budget": ["--budget", "50"], "epochs": ["--epochs", "2"],
     "maintenance": ["--maintenance", "removal"], "merge_search": ["--merge-search", "gss"],
-    "merge_partners": ["--merge-partners", "label"],
+    "merge_partners": ["--merge-partners", "sign"],
     "variant": ["--variant", "norma"], "coalesce": ["--no-coalesce"],
     "polish": ["--polish", "none"], "eta": ["--eta", "2"], "radius": ["--radius", "2"],
     "acf_c": ["--acf-c", "0.5"], "acf_pmin": ["--acf-pmin", "0.2"],
