@@ -550,7 +550,7 @@ cdef (Py_ssize_t, double) _scan_lookup_wd(Store* st, Py_ssize_t m) noexcept nogi
     vectorised exp_inplace (into st.row2; st.row keeps the dot products x̃_m·x̃_j):
     libm's exp per candidate was a third of the scan."""
     cdef Py_ssize_t j, best = -1, n = st.n
-    cdef double am = st.A[m], ssum, wd, small
+    cdef double am = st.A[m], ssum, wd, h, az
     cdef double best_wd = INFINITY
     cdef bint positive = _partner_positive(st, m)
     for j in range(n):
@@ -560,8 +560,7 @@ cdef (Py_ssize_t, double) _scan_lookup_wd(Store* st, Py_ssize_t m) noexcept nogi
         if j == m or positive != _partner_positive(st, j):
             continue
         if (am >= 0.0) != (st.A[j] >= 0.0):
-            small = am if fabs(am) < fabs(st.A[j]) else st.A[j]
-            wd = small * small * (1.0 - st.row2[j] * st.row2[j])
+            wd = _project_pair(am, st.A[j], st.row2[j], &h, &az)
         else:
             ssum = am + st.A[j]
             wd = ssum * ssum * lookup_wd(st.tables, am / ssum, st.row2[j])
@@ -575,6 +574,7 @@ cdef (Py_ssize_t, double) _scan_lookup_wd(Store* st, Py_ssize_t m) noexcept nogi
 cdef void _merge(Store* st) noexcept nogil:
     cdef Py_ssize_t j, k, r, t, union_size, m, best = -1, nc = st.nr_coef
     cdef int8_t label
+    cdef bint positive
     cdef SparseRow z
     cdef bint binary = nc == 1
     cdef double am, wd, best_wd = INFINITY, h, logk, best_logk = 0.0, gm_dot = 0.0
@@ -597,10 +597,11 @@ cdef void _merge(Store* st) noexcept nogil:
         best, best_logk = _scan_lookup_wd(st, m)
     else:
         # Scan the partners: least WD, ties to the oldest.
+        positive = _partner_positive(st, m)
         for j in range(st.n):
             if j == m:
                 continue
-            if binary and _partner_positive(st, m) != _partner_positive(st, j):
+            if binary and positive != _partner_positive(st, j):
                 continue
             logk = _log_kappa(st, m, j)
             wd = merge_eval(st, m, j, logk, st.merge_search, &h, az)

@@ -303,6 +303,15 @@ def _always(solver, values):
     return True
 
 
+def _merging(values):
+    # the options of merging are read when it maintains the budget: given, or the default
+    return values.get("maintenance") == "merge" or \
+        values.get("maintenance") is None and values.get("kernel", "rbf") == "rbf"
+
+
+_MERGING = "--maintenance merge (the default with -t 2)"
+
+
 # LIBSVM's -t numbers, and the long name of the polynomial kernel
 KERNEL_ALIASES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid", "polynomial": "poly"}
 
@@ -347,15 +356,11 @@ OPTIONS = {o.name: o for o in (
     Option("maintenance", ("--maintenance",), _KERNEL, MAINTENANCE,
            help="bsgd/bsca: budget maintenance [merge with -t 2, else removal]"),
     Option("merge_search", ("--merge-search",), _KERNEL, MERGE_SEARCH,
-           when=lambda v: v.get("maintenance") == "merge" or
-           v.get("maintenance") is None and v.get("kernel", "rbf") == "rbf",
-           needs="--maintenance merge (the default with -t 2)",
+           when=_merging, needs=_MERGING,
            help="bsgd/bsca: how merging finds its partner (lookup-*: binary merges; "
                 "multi-class BSGD merges always use gss)"),
     Option("merge_partners", ("--merge-partners",), ("bsca",), MERGE_PARTNERS,
-           when=lambda v: v.get("maintenance") == "merge" or
-           v.get("maintenance") is None and v.get("kernel", "rbf") == "rbf",
-           needs="--maintenance merge (the default with -t 2)",
+           when=_merging, needs=_MERGING,
            help="bsca: merge a support vector with one of the same training label (label, as "
                 "the authors' code; a partner of the other sign is projected onto the larger of "
                 "the two) or of the same coefficient sign (sign) [label; sign with --polish "
