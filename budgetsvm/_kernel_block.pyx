@@ -1,5 +1,6 @@
-"""RBF kernel values of a dense block of dot products in one pass, for the refit's n × B kernel
-block (budgetsvm/refit.py, docs/ALGORITHMS.md §9.3).
+"""The refit's compiled helpers (budgetsvm/refit.py, docs/ALGORITHMS.md §9.3): RBF kernel values
+of a dense block of dot products in one pass, for its n × B kernel block, and the in-place
+mirror of the upper triangle that BLAS syrk fills.
 
 numpy's form of the same formula (KernelSpec.from_dot: scale, add both norms, clamp, scale,
 exp) makes six passes over the block with libm-accurate exp; here each row goes through
@@ -27,3 +28,18 @@ def rbf_from_dots(double[:, ::1] block, const double[::1] row_sq, const double[:
     with nogil:
         for i in range(n):
             kernel_row_from_dots(&rbf, &block[i, 0], m, row_sq[i], &col_sq[0])
+
+
+def mirror_upper(double[::1, :] a):
+    """In place: a[i, j] = a[j, i] for i > j, so that the square Fortran-ordered a is the
+    symmetric matrix of its upper triangle (BLAS syrk fills only that). The upper triangle is
+    not touched, so the result has the bits of numpy's triu(a) + triu(a, 1).T without its four
+    temporary arrays."""
+    cdef Py_ssize_t n = a.shape[0], i, j
+    if a.shape[1] != n:
+        raise ValueError("the matrix is not square")
+    with nogil:
+        # column j of the lower triangle (contiguous in Fortran order) from row j of the upper
+        for j in range(n):
+            for i in range(j + 1, n):
+                a[i, j] = a[j, i]

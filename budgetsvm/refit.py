@@ -27,7 +27,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from budgetsvm.errors import TrainingDiverged
-from budgetsvm._kernel_block import rbf_from_dots
+from budgetsvm._kernel_block import mirror_upper, rbf_from_dots
 from budgetsvm.model import block_ranges, dot_rows, kernel_rows, sv_columns
 from budgetsvm.threads import check_cancelled, interruptible, parallel_map
 
@@ -238,7 +238,10 @@ class _ActiveSums:
             self.s += sign * float(c.sum())
             self.sy += sign * float((c * self.y[rows]).sum())
         if in_kernel_space:
-            self.M += self.T.T @ (_symmetric(target) @ self.T)
+            # symmetric now: its transpose, a C-ordered view, is the product's left factor (in
+            # the memory order the product has always read, so the same bits)
+            mirror_upper(target)
+            self.M += self.T.T @ (target.T @ self.T)
         else:
             self.M = target
 
@@ -251,7 +254,11 @@ class _ActiveSums:
         self.active = active
 
     def full_M(self):
-        return _symmetric(self.M)
+        """M as the full symmetric matrix of its upper triangle, filled in place (the rank
+        updates read and keep only the upper one), as a C-ordered view: its transpose, equal
+        to it, in the memory order that the products with it have always read (the same bits)."""
+        mirror_upper(self.M)
+        return self.M.T
 
 
 def _update_in_kernel_space(moved, n_sv, r):
@@ -260,12 +267,6 @@ def _update_in_kernel_space(moved, n_sv, r):
     via_features = moved * (n_sv * r + r * r / 2)
     via_kernel_rows = moved * n_sv * n_sv / 2 + n_sv * r * (n_sv + r)
     return via_kernel_rows < via_features
-
-
-def _symmetric(upper):
-    """The symmetric matrix whose upper triangle is that of upper (syrk fills only that)."""
-    upper = np.triu(upper)
-    return upper + np.triu(upper, 1).T
 
 
 def _syrk(alpha, a, **kw):

@@ -137,6 +137,28 @@ def test_active_sums_equal_the_sums_over_the_active_set(way, update_rows, monkey
         assert sums.sy == pytest.approx((c * y[active]).sum(), rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 64])
+def test_mirror_upper_gives_the_symmetric_matrix_of_the_upper_triangle(n):
+    """mirror_upper against numpy's triu(a) + triu(a, 1).T, bit for bit: the lower triangle is
+    overwritten from the upper one, which keeps its bits (the last bits of a refit's M may be
+    asymmetric where a product added to it is)."""
+    from budgetsvm._kernel_block import mirror_upper
+    a = np.asfortranarray(np.random.default_rng(n).normal(size=(n, n)))
+    upper = np.triu(a)
+    expected = upper + np.triu(upper, 1).T
+    mirror_upper(a)
+    np.testing.assert_array_equal(a, expected)
+    np.testing.assert_array_equal(np.triu(a), upper)
+
+
+def test_mirror_upper_refuses_what_it_cannot_mirror():
+    from budgetsvm._kernel_block import mirror_upper
+    with pytest.raises(ValueError, match="not square"):
+        mirror_upper(np.zeros((3, 2), order="F"))
+    with pytest.raises(ValueError):                    # C order: not the Fortran layout of M
+        mirror_upper(np.zeros((3, 3)))
+
+
 def test_cheaper_update_takes_kernel_rows_for_large_moves():
     # ijcnn1 at B = 500 keeps r = 500: 375,000 multiply-adds per row mapped by T first, against
     # 125,000 per kernel row plus 2·500³ to map their sum
