@@ -210,7 +210,8 @@ def measure(args):
     defaults = TrainParams()
     yield {"kind": "machine", "load_start": load_start, "load_end": os.getloadavg()[0],
            "cores": os.cpu_count(), "epochs": defaults.epochs,
-           "maintenance": defaults.maintenance, "merge_search": defaults.merge_search}
+           "maintenance": defaults.effective_maintenance(), "merge_search": defaults.merge_search,
+           "polish": defaults.polish}
 
 
 def report(results):
@@ -289,7 +290,9 @@ def report(results):
                           f"{args.folds}-fold stratified CV with seed 1 (bsvm-grid's default); "
                           f"--budget {args.budget}, other options at bsvm-train's defaults "
                           f"({machine['epochs']} epochs, --maintenance {machine['maintenance']}, "
-                          f"--merge-search {machine['merge_search']})",
+                          f"--merge-search {machine['merge_search']}"
+                          + (f", --polish {machine['polish']}" if "polish" in machine else "")
+                          + ")",
                           "LIBSVM: libsvm-official's svm_train with -v on the same grid "
                           "(its own fold split)",
                           "BLAS and OpenMP limited to one thread per process (LIBSVM's OpenMP "
