@@ -265,11 +265,14 @@ def results_path(stem):
 
 
 def git_commit():
-    """The commit the scripts run from ('+ changes' when the work tree differs), or None."""
+    """The commit the scripts run from ('+ changes' when the work tree differs), or None.
+    The report and its figures (docs/BENCHMARKS.md, docs/figures/) do not count: the benchmarks
+    of one run write them one after the other."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
                               capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", ":(exclude)docs/figures", ":(exclude)docs/BENCHMARKS.md"],
                                cwd=REPO, capture_output=True, text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None

@@ -58,8 +58,9 @@ def measure(args):
                 theirs, (their_pred, _, _) = timed_all(
                     lambda: svmutil.svm_predict(y_l, x_l, theirs_model, "-q"), args.repeats)
                 yield {"dataset": name, "budget": budget, "C": C, "gamma": gamma,
-                       "maintenance": defaults.maintenance,
-                       "merge_search": defaults.merge_search, "seed": args.seed,
+                       "maintenance": defaults.effective_maintenance(),
+                       "merge_search": defaults.merge_search, "polish": defaults.polish,
+                       "seed": args.seed,
                        "n_sv": theirs_model.get_nr_sv(), "test_rows": Xt.shape[0],
                        "ours": ours, "libsvm": theirs,
                        "agree": float(np.mean(ours_pred == np.asarray(their_pred)) * 100)}
@@ -101,7 +102,9 @@ def report(results):
                    extra=["BSGD training settings: " + "; ".join(settings.values())
                           + f"; budgets {args.budgets}; 1 epoch; --maintenance "
                           f"{first.get('maintenance', '?')}, --merge-search "
-                          f"{first.get('merge_search', '?')} (bsvm-train's defaults); seed "
+                          f"{first.get('merge_search', '?')}"
+                          + (f", --polish {first['polish']}" if "polish" in first else "")
+                          + f" (bsvm-train's defaults); seed "
                           f"{args.seed}"])
 
 
