@@ -138,9 +138,13 @@ def test_native_round_trip_is_exact_and_byte_identical(tmp_path):
         assert path.read_bytes() == dumps_model(m).encode("ascii")
 
 
-def test_weight_rows_written_block_by_block_by_threads_are_the_repr_lines(tmp_path):
+@pytest.mark.parametrize("block_values", [model_io.WEIGHT_BLOCK_VALUES, 7])
+def test_weight_rows_written_block_by_block_by_threads_are_the_repr_lines(tmp_path, monkeypatch,
+                                                                          block_values):
     # more rows than three formatting blocks: the threads format blocks while the main thread
     # writes the ones before; the file must be the rows' repr lines in order, for any count
+    # (block_values 7: blocks of 2 lines of 3 weights, as a wide model's blocks are shortened)
+    monkeypatch.setattr(model_io, "WEIGHT_BLOCK_VALUES", block_values)
     rng = np.random.default_rng(5)
     n_features = 3 * model_io.WEIGHT_BLOCK_ROWS + 17
     W = rng.standard_normal((3, n_features)) * 10.0 ** rng.integers(-20, 20, (3, n_features))
