@@ -270,27 +270,30 @@ def _names_a_directory(path):
 def _atomic_file(path, binary):
     if _names_a_directory(path):
         raise BsvmError(f"{path}: cannot write: it names a directory")
-    target = os.path.realpath(path)     # through a symbolic link to its file, as open() goes
     try:
-        existing = os.stat(target)
+        # what the path stands for, through symbolic links as open() goes; stat of the path
+        # itself, not of its realpath: a pipe passed as /dev/fd/N (a shell's >(command)) is a
+        # link to "pipe:[inode]", which names no file
+        existing = os.stat(path)
     except FileNotFoundError:
         existing = None
     except OSError as exc:
         raise BsvmError(f"{path}: cannot write: {exc.strerror or exc}") from None
     if existing is not None and stat.S_ISDIR(existing.st_mode):
         raise BsvmError(f"{path}: cannot write: it is a directory")
-    if existing is not None and not os.access(target, os.W_OK):
+    if existing is not None and not os.access(path, os.W_OK):
         # the rename would replace a write-protected file, which open(path, "w") refuses
         raise BsvmError(f"{path}: cannot write: permission denied")
     if existing is not None and not stat.S_ISREG(existing.st_mode):
         # A device or a pipe: renaming over it would replace the device node itself.
         try:
-            fd = os.open(target, os.O_WRONLY | os.O_TRUNC)
+            fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
         except OSError as exc:
             raise BsvmError(f"{path}: cannot write: {exc.strerror or exc}") from None
         with _open_output(fd, binary) as stream:
             yield stream
         return
+    target = os.path.realpath(path)     # the file a symbolic link names: the rename replaces it
     try:
         fd, tmp = _create_beside(target)
     except OSError as exc:

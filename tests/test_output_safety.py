@@ -294,6 +294,37 @@ def test_ctrl_c_while_starting_up_is_one_line(tmp_path, heart, delay):
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.parametrize("command", [("bsvm-predict", "heart", "m", "OUT"),
+                                     ("bsvm-train", "-q", "-s", "dcd", "heart", "OUT"),
+                                     ("bsvm-scale", "-s", "OUT", "heart")])
+def test_an_output_that_is_a_pipe_named_by_dev_fd_is_written(tmp_path, heart, model, command):
+    """A shell's >(command) hands the tool a pipe as /dev/fd/N, a link to "pipe:[inode]" that
+    names no file: it is written in place, as svm-predict, svm-train and svm-scale write it,
+    and what comes out of the pipe is what a file output gets."""
+    expected = tmp_path / "expected"
+    file_run = run(*[str(expected) if a == "OUT" else a for a in command], cwd=tmp_path)
+    assert file_run.returncode == 0, file_run.stderr
+    read_end, write_end = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [str(BIN / command[0]), *[f"/dev/fd/{write_end}" if a == "OUT" else a
+                                      for a in command[1:]]],
+            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            pass_fds=(write_end,))
+        os.close(write_end)
+        write_end = None
+        with os.fdopen(read_end, "rb") as pipe:
+            read_end = None
+            received = pipe.read()
+        assert process.wait(timeout=120) == 0, process.stderr.read()
+        process.stderr.close()
+    finally:
+        for fd in (read_end, write_end):
+            if fd is not None:
+                os.close(fd)
+    assert received == expected.read_bytes() and received
+
+
 def test_scale_reads_a_named_pipe_twice(tmp_path, heart):
     expected = run("bsvm-scale", "heart", cwd=tmp_path)
     assert expected.returncode == 0 and expected.stdout.count("\n") == 270
