@@ -297,6 +297,20 @@ def test_restore_checks_the_whole_file_before_writing(tmp_path):
     assert r.stderr.startswith(f"bad:{HAND.count(chr(10)) * 2000 + 1}: ")
 
 
+def test_restoring_a_single_label_y_range_names_that_cause(tmp_path):
+    # -s of data with one label saves y_min = y_max; svm-scale -r then divides by 0 and writes
+    # inf for any other label: one line naming the label and the cause, no output
+    (tmp_path / "train").write_text("3 1:1\n3 1:2\n")
+    (tmp_path / "test").write_text("3 1:1\n4 1:2\n")
+    assert scale("-y", "0", "1", "-s", "p", "train", cwd=tmp_path).returncode == 0
+    same = scale("-r", "p", "train", cwd=tmp_path)
+    assert same.returncode == 0 and same.stdout == "0 1:-1 \n0 1:1 \n", same.stderr
+    r = scale("-r", "p", "test", cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout == "", r.stderr
+    assert r.stderr.splitlines() == ["test: label 4 cannot be scaled: the y range is the single "
+                                     "value 3 (the labels it was taken from were all equal)"]
+
+
 def test_restore_warns_of_the_features_the_file_does_not_list(tmp_path):
     # svm-scale's rule, computed here by brute force: an index absent from the restore file
     # whose values vary over the rows (implicit zeros counted) is scaled to 0, with a warning
