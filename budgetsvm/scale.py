@@ -103,10 +103,11 @@ class Scaling:
         if self.y is None:
             return y
         y_lower, y_upper, y_min, y_max = self.y
-        if y_min == y_max and np.any(y != y_min):
+        differs = y != y_min if y_min == y_max else None
+        if differs is not None and differs.any():
             # svm-scale divides by y_max − y_min = 0 here and writes inf
-            other = float(y[np.argmax(y != y_min)])
-            raise ScaleError(f"label {other:g} cannot be scaled: the y range is the single value "
+            label = float(y[np.argmax(differs)])
+            raise ScaleError(f"label {label:g} cannot be scaled: the y range is the single value "
                              f"{y_min:g} (the labels it was taken from were all equal)")
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             mid = y_lower + (y_upper - y_lower) * (y - y_min) / (y_max - y_min)

@@ -264,6 +264,23 @@ def results_path(stem):
     return SECTION_DIR / f"{stem.removeprefix('bench_')}.json"
 
 
+def budgeted_defaults():
+    """bsvm-train's defaults of a budgeted run as they take effect (maintenance None is merge
+    with the RBF kernel), for a benchmark's results."""
+    from budgetsvm.params import TrainParams
+    defaults = TrainParams()
+    return {"maintenance": defaults.effective_maintenance(),
+            "merge_search": defaults.merge_search, "polish": defaults.polish}
+
+
+def budgeted_defaults_text(record):
+    """'--maintenance M, --merge-search S, --polish P' from a record holding budgeted_defaults()
+    (results of earlier runs lack polish)."""
+    text = (f"--maintenance {record.get('maintenance', '?')}, "
+            f"--merge-search {record.get('merge_search', '?')}")
+    return text + (f", --polish {record['polish']}" if "polish" in record else "")
+
+
 def git_commit():
     """The commit the scripts run from ('+ changes' when the work tree differs), or None.
     The report and its figures (docs/BENCHMARKS.md, docs/figures/) do not count: the benchmarks

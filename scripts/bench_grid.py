@@ -35,7 +35,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
-from _common import Section, add_report_only, data_path, run_bench, table  # noqa: E402
+from _common import (Section, add_report_only, budgeted_defaults,  # noqa: E402
+                     budgeted_defaults_text, data_path, run_bench, table)
 
 A9A = data_path("a9a")
 TARGET = 1.7          # issue 7: -j 2 at least 1.7x faster than -j 1 on 2 cores
@@ -207,11 +208,8 @@ def measure(args):
                 yield {"kind": "libsvm", **compare_with_libsvm(solver, args.subset, c_args,
                                                                g_args, args.folds, workdir)}
     from budgetsvm.params import TrainParams
-    defaults = TrainParams()
     yield {"kind": "machine", "load_start": load_start, "load_end": os.getloadavg()[0],
-           "cores": os.cpu_count(), "epochs": defaults.epochs,
-           "maintenance": defaults.effective_maintenance(), "merge_search": defaults.merge_search,
-           "polish": defaults.polish}
+           "cores": os.cpu_count(), "epochs": TrainParams().epochs, **budgeted_defaults()}
 
 
 def report(results):
@@ -289,10 +287,7 @@ def report(results):
                    extra=[f"Grid: log2c {c_args}, log2g {g_args} (kernel solvers), "
                           f"{args.folds}-fold stratified CV with seed 1 (bsvm-grid's default); "
                           f"--budget {args.budget}, other options at bsvm-train's defaults "
-                          f"({machine['epochs']} epochs, --maintenance {machine['maintenance']}, "
-                          f"--merge-search {machine['merge_search']}"
-                          + (f", --polish {machine['polish']}" if "polish" in machine else "")
-                          + ")",
+                          f"({machine['epochs']} epochs, {budgeted_defaults_text(machine)})",
                           "LIBSVM: libsvm-official's svm_train with -v on the same grid "
                           "(its own fold split)",
                           "BLAS and OpenMP limited to one thread per process (LIBSVM's OpenMP "

@@ -15,8 +15,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from _common import (Section, add_report_only, data_path, run_bench, spread, table,  # noqa: E402
-                     timed_all)
+from _common import (Section, add_report_only, budgeted_defaults,  # noqa: E402
+                     budgeted_defaults_text, data_path, run_bench, spread, table, timed_all)
 
 SETTINGS = {"a9a": (32.0, 2 ** -7), "ijcnn1": (32.0, 2.0), "w8a": (8.0, 2 ** -5)}
 TARGET = 5.0      # issue 3: prediction at least 5x faster than LIBSVM's
@@ -34,7 +34,7 @@ def measure(args):
     from budgetsvm.params import TrainParams
     from budgetsvm.train import train
 
-    defaults = TrainParams()
+    defaults = budgeted_defaults()
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.datasets.split(","):
             try:
@@ -58,9 +58,7 @@ def measure(args):
                 theirs, (their_pred, _, _) = timed_all(
                     lambda: svmutil.svm_predict(y_l, x_l, theirs_model, "-q"), args.repeats)
                 yield {"dataset": name, "budget": budget, "C": C, "gamma": gamma,
-                       "maintenance": defaults.effective_maintenance(),
-                       "merge_search": defaults.merge_search, "polish": defaults.polish,
-                       "seed": args.seed,
+                       **defaults, "seed": args.seed,
                        "n_sv": theirs_model.get_nr_sv(), "test_rows": Xt.shape[0],
                        "ours": ours, "libsvm": theirs,
                        "agree": float(np.mean(ours_pred == np.asarray(their_pred)) * 100)}
@@ -100,11 +98,8 @@ def report(results):
     first = results["rows"][0] if results["rows"] else {}
     return Section("Prediction speed vs LIBSVM", "\n\n".join(body),
                    extra=["BSGD training settings: " + "; ".join(settings.values())
-                          + f"; budgets {args.budgets}; 1 epoch; --maintenance "
-                          f"{first.get('maintenance', '?')}, --merge-search "
-                          f"{first.get('merge_search', '?')}"
-                          + (f", --polish {first['polish']}" if "polish" in first else "")
-                          + f" (bsvm-train's defaults); seed "
+                          + f"; budgets {args.budgets}; 1 epoch; "
+                          f"{budgeted_defaults_text(first)} (bsvm-train's defaults); seed "
                           f"{args.seed}"])
 
 
