@@ -4,6 +4,7 @@ budgetsvm/_budget.pyx (s = 1, stored coefficients are β = y·δ). Two classes g
 model; k > 2 classes give k one-vs-rest binary models, each with its own budget B, stacked into
 one 'argmax' model: coef (Σ n_sv, k), an SV of model c is nonzero only in column c.
 """
+import threading
 import time
 
 import numpy as np
@@ -12,11 +13,12 @@ import scipy.sparse as sp
 from budgetsvm.budgeted import (check_budgeted, check_self_kernels, epoch_text, model_params,
                                 new_store, refit_progress)
 from budgetsvm.dcd import ovr_prefix
-from budgetsvm.errors import ParameterError
+from budgetsvm.errors import ParameterError, TrainingDiverged
 from budgetsvm.monitoring import bsca_objectives, compare_counters, exact_dual, store_decision_rows
 from budgetsvm.problem import canonical_csr, class_costs, row_sqnorms
-from budgetsvm.refit import polish_model
-from budgetsvm.threads import SummedProgress, current_threads, parallel_map
+from budgetsvm.refit import polish_deferred, polish_model, refit_group, refit_info
+from budgetsvm.threads import (WAIT_SECONDS, Cancelled, SummedProgress, check_cancelled,
+                               current_threads, parallel_map)
 
 
 def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, monitor=None,
@@ -128,6 +130,86 @@ def _shared_support_vectors(svs, origins, d):
     return sv, sv_rows
 
 
+def pipelined_refits(fit_model, models, kernel, X, y_index, class_cost, params, labels,
+                     callback, progress, sample_weight):
+    """The k one-vs-rest solves of train_bsca and the refit of each model (polish 'refit'),
+    as 2k work items in the active pool: ("solve", c) for every c, then ("refit", c), which
+    waits for its own solve. Items are claimed in that order, so every solve starts as early
+    as before, and a thread done with its solves refits the models solved so far while the
+    last solves run (3 classes on 2 threads: the third solve beside the first refit).
+    Returns (fit_model's results, per model (GroupFit, the CPU seconds of the refits)).
+
+    Model c's refit is refit_model's group c (refit_group) on the same support vectors in the
+    same order, so the model is the same, bit for bit, as with the refit after all solves,
+    and does not depend on the thread count. The CPU seconds of the refits are the process's
+    over the items, less the solves' own (each solve runs in one thread)."""
+    from budgetsvm.model_io import DIVERGED
+    k = len(labels)
+    fitted, fits = [None] * k, [None] * k
+    solve_cpu = [0.0] * k
+    solved = [threading.Event() for _ in range(k)]
+    cost_all = np.asarray(class_cost, dtype=np.float64)[y_index]
+    if sample_weight is not None:
+        cost_all = cost_all * sample_weight
+
+    def refit_report(c):
+        if callback is None:
+            return None
+        count = [0]
+
+        def report():
+            count[0] += 1
+            callback(progress.total, f"refit  iteration {count[0]}  (class {labels[c]:g})")
+        return report
+
+    def run(item):
+        phase, c = item
+        if phase == "solve":
+            try:
+                start = time.thread_time()
+                fitted[c] = fit_model(c)
+                solve_cpu[c] = time.thread_time() - start
+            finally:
+                solved[c].set()
+            return
+        # the model's own solve comes earlier in the items: it runs, or has failed (and then
+        # this item is stopped: check_cancelled raises)
+        while not solved[c].wait(WAIT_SECONDS):
+            check_cancelled()
+        if fitted[c] is None:
+            raise Cancelled()          # the solve's error, from an earlier item, is raised
+        sv, coef, _, info = fitted[c]
+        report = refit_report(c)
+        if report is not None:
+            callback(progress.total, f"refit  kernel rows  (class {labels[c]:g})")
+        if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(sv.data))):
+            raise TrainingDiverged(DIVERGED)        # a diverged iterate has nothing to refit
+        fits[c] = refit_group(kernel, sv, coef.reshape(-1, 1), np.zeros(1), [c], k, X,
+                              y_index, cost_all, int(params.seed),
+                              info.get("n_maintenance", 0) > 0, report)
+
+    start = time.process_time()
+    parallel_map(run, [("solve", c) for c in models] + [("refit", c) for c in models])
+    refit_cpu = time.process_time() - start - sum(solve_cpu)
+    return fitted, (fits, refit_cpu)
+
+
+def apply_refits(model, refits, sv_rows, n, polish):
+    """The one-vs-rest model with every model's refit of pipelined_refits (each kept as the
+    solver made it where refit_group says so), and refit_model's train_info."""
+    fits, refit_cpu = refits
+    for c, fit in enumerate(fits):
+        if not fit.kept:
+            model.coef[sv_rows[c], c] = fit.coef[:, 0]
+            model.rho[c] = fit.rho[0]
+    model._prepared = None
+    info = refit_info(fits, n)
+    info["refit_seconds"] = refit_cpu
+    model.params["polish"] = polish
+    model.train_info.update(info)
+    return model
+
+
 def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monitor_test=None,
                compare_merges=False, sample_weight=None):
     """Train a budgeted kernel SVM by BSCA (docs/ALGORITHMS.md §3); returns a KernelModel. The
@@ -201,14 +283,22 @@ def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monit
         # until the last model ends ran out of memory
         return sp.csr_matrix(sv), A[:, 0], origin, info
 
-    fitted = parallel_map(fit_model, models)
+    kernel = KernelSpec(params.kernel, gamma, int(params.degree), float(params.coef0))
+    # One-vs-rest with the refit: model c's refit needs only its own solve, so it is a work
+    # item of its own, claimed after every solve (pipelined_refits): the threads that finish
+    # their solves refit the models solved so far while the last solves run.
+    pipelined = k > 2 and params.polish == "refit" and not polish_deferred()
+    if pipelined:
+        fitted, refits = pipelined_refits(fit_model, models, kernel, X, y_index, class_cost,
+                                          params, labels, callback, progress, sample_weight)
+    else:
+        fitted = parallel_map(fit_model, models)
     svs = [sv for sv, _, _, _ in fitted]
     coefs = [a for _, a, _, _ in fitted]
     infos = [info for _, _, _, info in fitted]
     for c in models:
         for row in rows[c]:
             monitor(row)
-    kernel = KernelSpec(params.kernel, gamma, int(params.degree), float(params.coef0))
     if k == 2:
         sv, coef, multiclass = svs[0], coefs[0].reshape(-1, 1), "binary"
         info = dict(infos[0])
@@ -232,6 +322,8 @@ def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monit
     model = KernelModel(labels, kernel, sp.csr_matrix(sv, shape=(sv.shape[0], d)), coef,
                         np.zeros(coef.shape[1]), multiclass, "bsca", params=meta)
     model.train_info = info
+    if pipelined:
+        return apply_refits(model, refits, sv_rows, n, params.polish)
     # one-vs-rest: model c is refitted on its own support vectors, in its own order
     groups = None if k == 2 else [(sv_rows[c], [c]) for c in models]
     return polish_model(model, X, y_index, class_cost, params, groups=groups,

@@ -22,6 +22,7 @@ import contextlib
 import mmap
 import threading
 import time
+from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.linalg as sla
@@ -488,61 +489,96 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
     def fit_group(group_and_check):
         (sv_rows, columns), check_solver = group_and_check
         sv_rows = np.asarray(sv_rows, dtype=np.intp)
-        rows = refit_rows(n, sv_rows.size, seed)
-        Xr, yr, cr = X, y_index, cost_all
-        if rows is not None:
-            Xr, yr, cr = X[rows], y_index[rows], cost_all[rows]
-        if sv_rows.size == 0:
-            # no support vector: as for rank 0, the refit is the best constant classifier
-            K, T, T_pinv = np.zeros((Xr.shape[0], 0)), np.zeros((0, 0)), np.zeros((0, 0))
-        else:
-            S = model.sv[sv_rows]
-            T, T_pinv = landmark_basis(kernel_block(model.kernel, S, S))
-            K = kernel_block(model.kernel, S, Xr)
-            if not np.all(np.isfinite(K)):
-                raise TrainingDiverged(KERNEL_OVERFLOW)
+        fit = refit_group(model.kernel, model.sv[sv_rows], model.coef[np.ix_(sv_rows, columns)],
+                          model.rho[columns], columns, n_cols, X, y_index, cost_all, seed,
+                          check_solver, None if on_iteration is None else newton_started)
+        if not fit.kept:                    # else the group's coefficients stay the solver's
+            for j, c in enumerate(columns):
+                coef[sv_rows, c] = fit.coef[:, j]
+                rho[c] = fit.rho[j]
+        return fit
 
-        def fit_column(c):
-            # binary: label[0] is y = +1; 'argmax': class c against the rest
-            y = np.where(yr == (c if n_cols > 1 else 0), 1.0, -1.0)
-            w0, b0, f0 = _start(K, T, T_pinv @ model.coef[sv_rows, c], y, cr)
-            w, b, newton = newton_refit(K, T, y, cr, w0, b0, f=f0, on_iteration=None if
-                                        on_iteration is None else newton_started)
-            if not np.all(np.isfinite(w)) or not np.isfinite(b):
-                raise TrainingDiverged(NONFINITE_REFIT)
-            return T @ w, 0.0 - b, newton       # 0.0 − b: ρ = 0.0, not −0.0, when b = 0
-        fitted = parallel_map(fit_column, columns)
-        kept = False
-        if check_solver:
-            # both models' decision values on the group's rows, from its kernel block
-            with np.errstate(over="ignore", invalid="ignore"):   # inf/NaN: an error there
-                F_solver = K @ model.coef[np.ix_(sv_rows, columns)] - model.rho[columns]
-                F_refit = K @ np.column_stack([beta for beta, _, _ in fitted]) - \
-                    np.array([offset for _, offset, _ in fitted])
-            kept = _group_errors(F_solver, yr, columns, n_cols, cr) < \
-                _group_errors(F_refit, yr, columns, n_cols, cr)
-        if not kept:                        # else the group's coefficients stay the solver's
-            for c, (beta, offset, _) in zip(columns, fitted):
-                coef[sv_rows, c] = beta
-                rho[c] = offset
-        return rows, int(T.shape[1]), [newton for _, _, newton in fitted], kept
-
-    info = {"refit_iterations": 0, "refit_rows": n, "refit_rank": [], "refit_converged": True,
-            "refit_objective": 0.0, "refit_kept_solver": 0}
-    for result in parallel_map(fit_group, list(zip(groups, keep_better_solver))):  # in order
-        rows, rank, newtons, kept = result
-        if rows is not None:
-            info["refit_rows"] = int(rows.size)
-        info["refit_rank"].append(rank)
-        info["refit_kept_solver"] += int(kept)
-        for newton in newtons:
-            info["refit_iterations"] += newton["iterations"]
-            info["refit_objective"] += newton["objective"]
-            info["refit_converged"] &= newton["converged"]
+    info = refit_info(parallel_map(fit_group, list(zip(groups, keep_better_solver))), n)
     model.coef[:] = coef
     model.rho[:] = rho
     model._prepared = None
     info["refit_seconds"] = time.process_time() - start
+    return info
+
+
+class GroupFit(NamedTuple):
+    """A refit group's result (refit_group): coef (its support vectors × its columns) and rho
+    (per column) of the refit, kept (the solver's coefficients classify the group's rows
+    better, so they stay), rows (the sampled training rows, or None for all), rank (of the
+    landmark basis) and newtons (newton_refit's info per column)."""
+    coef: np.ndarray
+    rho: np.ndarray
+    kept: bool
+    rows: Optional[np.ndarray]
+    rank: int
+    newtons: list
+
+
+def refit_group(kernel, S, coef_S, rho_S, columns, n_cols, X, y_index, cost_all, seed,
+                check_solver, on_iteration=None):
+    """The refit of one group of refit_model: support vectors S (CSR) with the solver's
+    coefficients coef_S (|S| × len(columns)) and offsets rho_S for the decision columns
+    ``columns`` of a model with n_cols of them (1: binary); X, y_index, cost_all: the training
+    rows, their classes and costs. Returns a GroupFit. Its columns are independent Newton
+    solves, in the active pool's threads. on_iteration(): called as each Newton iteration
+    begins."""
+    rows = refit_rows(X.shape[0], S.shape[0], seed)
+    Xr, yr, cr = X, y_index, cost_all
+    if rows is not None:
+        Xr, yr, cr = X[rows], y_index[rows], cost_all[rows]
+    if S.shape[0] == 0:
+        # no support vector: as for rank 0, the refit is the best constant classifier
+        K, T, T_pinv = np.zeros((Xr.shape[0], 0)), np.zeros((0, 0)), np.zeros((0, 0))
+    else:
+        T, T_pinv = landmark_basis(kernel_block(kernel, S, S))
+        K = kernel_block(kernel, S, Xr)
+        if not np.all(np.isfinite(K)):
+            raise TrainingDiverged(KERNEL_OVERFLOW)
+
+    def fit_column(j):
+        # binary: label[0] is y = +1; 'argmax': class c against the rest
+        c = columns[j]
+        y = np.where(yr == (c if n_cols > 1 else 0), 1.0, -1.0)
+        w0, b0, f0 = _start(K, T, T_pinv @ np.ascontiguousarray(coef_S[:, j]), y, cr)
+        w, b, newton = newton_refit(K, T, y, cr, w0, b0, f=f0, on_iteration=on_iteration)
+        if not np.all(np.isfinite(w)) or not np.isfinite(b):
+            raise TrainingDiverged(NONFINITE_REFIT)
+        return T @ w, 0.0 - b, newton       # 0.0 − b: ρ = 0.0, not −0.0, when b = 0
+    fitted = parallel_map(fit_column, range(len(columns)))
+    beta = np.column_stack([beta for beta, _, _ in fitted]) if fitted else \
+        np.zeros((S.shape[0], 0))
+    offsets = np.array([offset for _, offset, _ in fitted])
+    kept = False
+    if check_solver:
+        # both models' decision values on the group's rows, from its kernel block
+        with np.errstate(over="ignore", invalid="ignore"):   # inf/NaN: an error there
+            F_solver = K @ coef_S - rho_S
+            F_refit = K @ beta - offsets
+        kept = _group_errors(F_solver, yr, columns, n_cols, cr) < \
+            _group_errors(F_refit, yr, columns, n_cols, cr)
+    return GroupFit(beta, offsets, bool(kept), rows, int(T.shape[1]),
+                    [newton for _, _, newton in fitted])
+
+
+def refit_info(fits, n):
+    """refit_model's info (refit_seconds aside) from the GroupFit of every group, in order;
+    n: the number of training rows."""
+    info = {"refit_iterations": 0, "refit_rows": n, "refit_rank": [], "refit_converged": True,
+            "refit_objective": 0.0, "refit_kept_solver": 0}
+    for fit in fits:
+        if fit.rows is not None:
+            info["refit_rows"] = int(fit.rows.size)
+        info["refit_rank"].append(fit.rank)
+        info["refit_kept_solver"] += int(fit.kept)
+        for newton in fit.newtons:
+            info["refit_iterations"] += newton["iterations"]
+            info["refit_objective"] += newton["objective"]
+            info["refit_converged"] &= newton["converged"]
     return info
 
 
@@ -573,6 +609,12 @@ def deferred_polish():
         yield pending
     finally:
         _deferral.pending = previous
+
+
+def polish_deferred():
+    """Is a deferred_polish() block active in this thread (polish_model would put off the
+    refit)?"""
+    return getattr(_deferral, "pending", None) is not None
 
 
 class DeferredPolish:

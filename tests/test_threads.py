@@ -259,6 +259,81 @@ def test_a_scored_fold_is_refitted_on_the_threads(monkeypatch, blobs):
     assert seen == [2] and predicted.shape == (int(test.sum()),)
 
 
+def _spy_on_bsca(monkeypatch, y, fail_class=None):
+    """Record (phase, class index, start, end) of every one-vs-rest solve and refit of bsca
+    (the real ones) on rows labelled y, and make the solve of ``fail_class`` raise instead."""
+    from budgetsvm.labels import group_classes
+    _, y_index = group_classes(y)
+    monkeypatch.undo()                     # the spies of an earlier call are taken off
+    from budgetsvm import bsca
+    from budgetsvm.errors import TrainingDiverged
+    events, lock = [], threading.Lock()
+
+    def timed(phase, real, positive):
+        def spy(*args, **kwargs):
+            start = time.perf_counter()
+            c = positive(args, kwargs)
+            if phase == "solve" and c == fail_class:
+                time.sleep(0.05)          # the other threads are at work meanwhile
+                raise TrainingDiverged(f"training diverged: class {c}")
+            result = real(*args, **kwargs)
+            with lock:
+                events.append((phase, c, start, time.perf_counter()))
+            return result
+        return spy
+    monkeypatch.setattr(bsca, "fit_bsca_binary", timed(
+        "solve", bsca.fit_bsca_binary,
+        lambda args, kwargs: int(y_index[np.argmax(args[1] > 0)])))
+    monkeypatch.setattr(bsca, "refit_group", timed(
+        "refit", bsca.refit_group, lambda args, kwargs: args[4][0]))
+    return events
+
+
+def test_one_vs_rest_bsca_refits_each_model_after_its_own_solve(monkeypatch, blobs):
+    # the k solves and k refits are 2k work items (bsca.pipelined_refits): a model's refit
+    # starts once its own solve has ended, possibly before the other solves end, and the
+    # model has the bits of the refit after all solves (refit.refit_model, as cross-validation
+    # runs it: deferred), on every thread count
+    from budgetsvm import io, refit
+    from budgetsvm.params import TrainParams
+    from budgetsvm.train import train
+    X, y = io.read_problem(str(blobs[0]))
+    params = TrainParams(solver="bsca", budget=40, epochs=2, C=4.0, n_threads=1)
+    with refit.deferred_polish() as pending:
+        serial = train(X, y, params)
+    serial = pending[0].run(X)
+    for n_threads in (1, 2, 3):
+        events = _spy_on_bsca(monkeypatch, y)
+        model = train(X, y, TrainParams(**dict(vars(params), n_threads=n_threads)))
+        assert model.coef.tobytes() == serial.coef.tobytes()
+        assert model.rho.tobytes() == serial.rho.tobytes()
+        for key in ("refit_iterations", "refit_rank", "refit_kept_solver", "refit_objective",
+                    "refit_converged", "refit_rows"):
+            assert model.train_info[key] == serial.train_info[key]
+        assert model.params == serial.params
+        ends = {(phase, c): end for phase, c, _, end in events}
+        assert sorted(ends) == sorted((phase, c) for phase in ("refit", "solve")
+                                      for c in range(4))
+        for phase, c, start, _ in events:
+            if phase == "refit":
+                assert start >= ends["solve", c]
+
+
+def test_a_failing_one_vs_rest_solve_is_the_error_and_its_refit_never_runs(monkeypatch, blobs):
+    # the serial loop's error (the solve of class 1 comes before every refit), on any thread
+    # count; the failed model is not refitted
+    from budgetsvm import io
+    from budgetsvm.errors import TrainingDiverged
+    from budgetsvm.params import TrainParams
+    from budgetsvm.train import train
+    X, y = io.read_problem(str(blobs[0]))
+    for n_threads in (1, 3):
+        events = _spy_on_bsca(monkeypatch, y, fail_class=1)
+        with pytest.raises(TrainingDiverged, match="^training diverged: class 1$"):
+            train(X, y, TrainParams(solver="bsca", budget=40, epochs=2, n_threads=n_threads))
+        assert ("refit", 1) not in {(phase, c) for phase, c, _, _ in events}
+
+
 # ---------------------------------------------------------------------------------------------
 # failures and signals
 # ---------------------------------------------------------------------------------------------
