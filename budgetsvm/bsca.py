@@ -16,9 +16,10 @@ from budgetsvm.dcd import ovr_prefix
 from budgetsvm.errors import ParameterError, TrainingDiverged
 from budgetsvm.monitoring import bsca_objectives, compare_counters, exact_dual, store_decision_rows
 from budgetsvm.problem import canonical_csr, class_costs, row_sqnorms
-from budgetsvm.refit import polish_deferred, polish_model, refit_group, refit_info
-from budgetsvm.threads import (WAIT_SECONDS, Cancelled, SummedProgress, check_cancelled,
-                               current_threads, parallel_map)
+from budgetsvm.refit import (budget_was_full, polish_deferred, polish_model, refit_group,
+                             refit_info, row_costs)
+from budgetsvm.threads import (WAIT_SECONDS, Cancelled, CpuMeter, SummedProgress,
+                               check_cancelled, cpu_metered, current_threads, parallel_map)
 
 
 def fit_bsca_binary(X, y, upper, params, gamma, *, seed=None, callback=None, monitor=None,
@@ -131,26 +132,28 @@ def _shared_support_vectors(svs, origins, d):
 
 
 def pipelined_refits(fit_model, models, kernel, X, y_index, class_cost, params, labels,
-                     callback, progress, sample_weight):
+                     callback, progress, sample_weight, after_solves):
     """The k one-vs-rest solves of train_bsca and the refit of each model (polish 'refit'),
     as 2k work items in the active pool: ("solve", c) for every c, then ("refit", c), which
-    waits for its own solve. Items are claimed in that order, so every solve starts as early
-    as before, and a thread done with its solves refits the models solved so far while the
-    last solves run (3 classes on 2 threads: the third solve beside the first refit).
-    Returns (fit_model's results, per model (GroupFit, the CPU seconds of the refits)).
+    waits for its own solve. Items are claimed in that order: every solve starts as early as
+    before, and a thread that finds no solve left to start takes the next model's refit,
+    which begins once that model's solve has ended, while the last solves still run (3
+    classes on 2 threads: the third solve runs beside the first refit).
+    after_solves(): called once every solve has ended well, before this returns or raises
+    (the monitor rows go out even when a refit fails, as they did before the refit began).
+    Returns (fit_model's results, the GroupFit of every model, the CPU seconds of the refits
+    in all threads).
 
     Model c's refit is refit_model's group c (refit_group) on the same support vectors in the
     same order, so the model is the same, bit for bit, as with the refit after all solves,
-    and does not depend on the thread count. The CPU seconds of the refits are the process's
-    over the items, less the solves' own (each solve runs in one thread)."""
+    and does not depend on the thread count. A model whose solve diverged is refused at the
+    end of its solve, so that, as before, that error comes before any refit's."""
     from budgetsvm.model_io import DIVERGED
     k = len(labels)
     fitted, fits = [None] * k, [None] * k
-    solve_cpu = [0.0] * k
     solved = [threading.Event() for _ in range(k)]
-    cost_all = np.asarray(class_cost, dtype=np.float64)[y_index]
-    if sample_weight is not None:
-        cost_all = cost_all * sample_weight
+    cost_all = row_costs(class_cost, y_index, sample_weight)
+    meter = CpuMeter()
 
     def refit_report(c):
         if callback is None:
@@ -160,15 +163,18 @@ def pipelined_refits(fit_model, models, kernel, X, y_index, class_cost, params, 
         def report():
             count[0] += 1
             callback(progress.total, f"refit  iteration {count[0]}  (class {labels[c]:g})")
+        callback(progress.total, f"refit  kernel rows  (class {labels[c]:g})")
         return report
 
     def run(item):
         phase, c = item
         if phase == "solve":
             try:
-                start = time.thread_time()
-                fitted[c] = fit_model(c)
-                solve_cpu[c] = time.thread_time() - start
+                result = fit_model(c)
+                sv, coef, _, _ = result
+                if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(sv.data))):
+                    raise TrainingDiverged(DIVERGED)    # a diverged iterate has nothing to refit
+                fitted[c] = result
             finally:
                 solved[c].set()
             return
@@ -179,32 +185,31 @@ def pipelined_refits(fit_model, models, kernel, X, y_index, class_cost, params, 
         if fitted[c] is None:
             raise Cancelled()          # the solve's error, from an earlier item, is raised
         sv, coef, _, info = fitted[c]
-        report = refit_report(c)
-        if report is not None:
-            callback(progress.total, f"refit  kernel rows  (class {labels[c]:g})")
-        if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(sv.data))):
-            raise TrainingDiverged(DIVERGED)        # a diverged iterate has nothing to refit
-        fits[c] = refit_group(kernel, sv, coef.reshape(-1, 1), np.zeros(1), [c], k, X,
-                              y_index, cost_all, int(params.seed),
-                              info.get("n_maintenance", 0) > 0, report)
+        with cpu_metered(meter):
+            fits[c] = refit_group(kernel, sv, coef.reshape(-1, 1), np.zeros(1), [c], k, X,
+                                  y_index, cost_all, seed=int(params.seed),
+                                  check_solver=budget_was_full(info)[0],
+                                  on_iteration=refit_report(c))
 
-    start = time.process_time()
-    parallel_map(run, [("solve", c) for c in models] + [("refit", c) for c in models])
-    refit_cpu = time.process_time() - start - sum(solve_cpu)
-    return fitted, (fits, refit_cpu)
+    try:
+        parallel_map(run, [("solve", c) for c in models] + [("refit", c) for c in models])
+    finally:
+        if all(result is not None for result in fitted):
+            after_solves()
+    return fitted, fits, meter.seconds
 
 
-def apply_refits(model, refits, sv_rows, n, polish):
-    """The one-vs-rest model with every model's refit of pipelined_refits (each kept as the
-    solver made it where refit_group says so), and refit_model's train_info."""
-    fits, refit_cpu = refits
+def apply_refits(model, fits, refit_seconds, sv_rows, n, polish):
+    """The one-vs-rest model with the refit of every model (fits: pipelined_refits' GroupFit
+    per model; a model whose solver's coefficients classify better keeps them), and the
+    train_info of refit_model."""
     for c, fit in enumerate(fits):
         if not fit.kept:
             model.coef[sv_rows[c], c] = fit.coef[:, 0]
             model.rho[c] = fit.rho[0]
     model._prepared = None
     info = refit_info(fits, n)
-    info["refit_seconds"] = refit_cpu
+    info["refit_seconds"] = refit_seconds
     model.params["polish"] = polish
     model.train_info.update(info)
     return model
@@ -288,17 +293,21 @@ def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monit
     # item of its own, claimed after every solve (pipelined_refits): the threads that finish
     # their solves refit the models solved so far while the last solves run.
     pipelined = k > 2 and params.polish == "refit" and not polish_deferred()
+    def hand_over_monitor_rows():
+        for c in models:
+            for row in rows[c]:
+                monitor(row)
+
     if pipelined:
-        fitted, refits = pipelined_refits(fit_model, models, kernel, X, y_index, class_cost,
-                                          params, labels, callback, progress, sample_weight)
+        fitted, fits, refit_seconds = pipelined_refits(
+            fit_model, models, kernel, X, y_index, class_cost, params, labels, callback,
+            progress, sample_weight, after_solves=hand_over_monitor_rows)
     else:
         fitted = parallel_map(fit_model, models)
+        hand_over_monitor_rows()
     svs = [sv for sv, _, _, _ in fitted]
     coefs = [a for _, a, _, _ in fitted]
     infos = [info for _, _, _, info in fitted]
-    for c in models:
-        for row in rows[c]:
-            monitor(row)
     if k == 2:
         sv, coef, multiclass = svs[0], coefs[0].reshape(-1, 1), "binary"
         info = dict(infos[0])
@@ -323,7 +332,7 @@ def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monit
                         np.zeros(coef.shape[1]), multiclass, "bsca", params=meta)
     model.train_info = info
     if pipelined:
-        return apply_refits(model, refits, sv_rows, n, params.polish)
+        return apply_refits(model, fits, refit_seconds, sv_rows, n, params.polish)
     # one-vs-rest: model c is refitted on its own support vectors, in its own order
     groups = None if k == 2 else [(sv_rows[c], [c]) for c in models]
     return polish_model(model, X, y_index, class_cost, params, groups=groups,

@@ -471,9 +471,7 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
         keep_better_solver = [keep_better_solver] * len(groups)
     if len(keep_better_solver) != len(groups):
         raise ValueError("keep_better_solver needs one flag per refit group")
-    cost_all = np.asarray(class_cost, dtype=np.float64)[y_index]
-    if row_weight is not None:
-        cost_all = cost_all * row_weight
+    cost_all = row_costs(class_cost, y_index, row_weight)
     coef = model.coef.copy()
     rho = model.rho.copy()
     count, lock = [0], threading.Lock()
@@ -490,8 +488,9 @@ def refit_model(model, X, y_index, class_cost, seed, groups=None, on_iteration=N
         (sv_rows, columns), check_solver = group_and_check
         sv_rows = np.asarray(sv_rows, dtype=np.intp)
         fit = refit_group(model.kernel, model.sv[sv_rows], model.coef[np.ix_(sv_rows, columns)],
-                          model.rho[columns], columns, n_cols, X, y_index, cost_all, seed,
-                          check_solver, None if on_iteration is None else newton_started)
+                          model.rho[columns], columns, n_cols, X, y_index, cost_all, seed=seed,
+                          check_solver=check_solver,
+                          on_iteration=None if on_iteration is None else newton_started)
         if not fit.kept:                    # else the group's coefficients stay the solver's
             for j, c in enumerate(columns):
                 coef[sv_rows, c] = fit.coef[:, j]
@@ -519,7 +518,14 @@ class GroupFit(NamedTuple):
     newtons: list
 
 
-def refit_group(kernel, S, coef_S, rho_S, columns, n_cols, X, y_index, cost_all, seed,
+def row_costs(class_cost, y_index, row_weight=None):
+    """The cost of every training row in the refit: C·w of its class (class_cost[y_index]),
+    times its instance weight (row_weight, None: 1)."""
+    cost = np.asarray(class_cost, dtype=np.float64)[y_index]
+    return cost if row_weight is None else cost * row_weight
+
+
+def refit_group(kernel, S, coef_S, rho_S, columns, n_cols, X, y_index, cost_all, *, seed,
                 check_solver, on_iteration=None):
     """The refit of one group of refit_model: support vectors S (CSR) with the solver's
     coefficients coef_S (|S| × len(columns)) and offsets rho_S for the decision columns

@@ -289,27 +289,39 @@ def _spy_on_bsca(monkeypatch, y, fail_class=None):
     return events
 
 
-def test_one_vs_rest_bsca_refits_each_model_after_its_own_solve(monkeypatch, blobs):
+@pytest.mark.parametrize("case", ["plain", "weighted", "sampled rows"])
+def test_one_vs_rest_bsca_refits_each_model_after_its_own_solve(monkeypatch, blobs, case):
     # the k solves and k refits are 2k work items (bsca.pipelined_refits): a model's refit
     # starts once its own solve has ended, possibly before the other solves end, and the
     # model has the bits of the refit after all solves (refit.refit_model, as cross-validation
-    # runs it: deferred), on every thread count
+    # runs it: deferred), on every thread count; also with class weights and instance weights
+    # (the rows' costs), and with the refit on a seeded sample of the rows (a block limit)
     from budgetsvm import io, refit
     from budgetsvm.params import TrainParams
     from budgetsvm.train import train
     X, y = io.read_problem(str(blobs[0]))
     params = TrainParams(solver="bsca", budget=40, epochs=2, C=4.0, n_threads=1)
+    weights = None
+    if case == "weighted":
+        params = TrainParams(**dict(vars(params), class_weights={2.0: 3.0, 4.0: 0.5}))
+        weights = 0.5 + np.arange(len(y)) % 3
+    limit = {"sampled rows": 8 * 40 * 200}.get(case, refit.MAX_BLOCK_BYTES)   # 200 rows of 40 SVs
     with refit.deferred_polish() as pending:
-        serial = train(X, y, params)
+        monkeypatch.setattr(refit, "MAX_BLOCK_BYTES", limit)
+        serial = train(X, y, params, sample_weight=weights)
     serial = pending[0].run(X)
+    assert (serial.train_info["refit_rows"] == 200) == (case == "sampled rows")
     for n_threads in (1, 2, 3):
         events = _spy_on_bsca(monkeypatch, y)
-        model = train(X, y, TrainParams(**dict(vars(params), n_threads=n_threads)))
+        monkeypatch.setattr(refit, "MAX_BLOCK_BYTES", limit)
+        model = train(X, y, TrainParams(**dict(vars(params), n_threads=n_threads)),
+                      sample_weight=weights)
         assert model.coef.tobytes() == serial.coef.tobytes()
         assert model.rho.tobytes() == serial.rho.tobytes()
         for key in ("refit_iterations", "refit_rank", "refit_kept_solver", "refit_objective",
                     "refit_converged", "refit_rows"):
             assert model.train_info[key] == serial.train_info[key]
+        assert 0.0 < model.train_info["refit_seconds"] < 60.0
         assert model.params == serial.params
         ends = {(phase, c): end for phase, c, _, end in events}
         assert sorted(ends) == sorted((phase, c) for phase in ("refit", "solve")
@@ -317,6 +329,46 @@ def test_one_vs_rest_bsca_refits_each_model_after_its_own_solve(monkeypatch, blo
         for phase, c, start, _ in events:
             if phase == "refit":
                 assert start >= ends["solve", c]
+
+
+def test_a_later_solve_that_diverges_is_the_error_before_an_earlier_refits(monkeypatch, blobs):
+    # the serial loop's order: every solve comes before every refit, so a solve whose model
+    # diverged (non-finite coefficients, refused at the end of that solve) is the error even
+    # when an earlier model's refit fails too and fails first in time, at any thread count
+    from budgetsvm import bsca, io
+    from budgetsvm.errors import TrainingDiverged
+    from budgetsvm.labels import group_classes
+    from budgetsvm.params import TrainParams
+    from budgetsvm.train import train
+    X, y = io.read_problem(str(blobs[0]))
+    _, y_index = group_classes(y)
+    last = int(y_index.max())
+    real_solve, real_refit = bsca.fit_bsca_binary, bsca.refit_group
+
+    class DivergedStore:
+        def __init__(self, store):
+            self.store = store
+
+        def export(self):
+            sv, A, origin, stamp = self.store.export()
+            return sv, np.full_like(A, np.nan), origin, stamp
+
+    def solve(*args, **kwargs):
+        store, alpha, info = real_solve(*args, **kwargs)
+        if int(y_index[np.argmax(args[1] > 0)]) == last:
+            time.sleep(0.2)                   # meanwhile the refit of class 0 fails
+            store = DivergedStore(store)
+        return store, alpha, info
+
+    def refit_group(*args, **kwargs):
+        if args[4] == [0]:
+            raise TrainingDiverged("training diverged: the refit of class 0")
+        return real_refit(*args, **kwargs)
+    monkeypatch.setattr(bsca, "fit_bsca_binary", solve)
+    monkeypatch.setattr(bsca, "refit_group", refit_group)
+    for n_threads in (1, 2, 3):
+        with pytest.raises(TrainingDiverged, match="non-finite values"):
+            train(X, y, TrainParams(solver="bsca", budget=40, epochs=2, n_threads=n_threads))
 
 
 def test_a_failing_one_vs_rest_solve_is_the_error_and_its_refit_never_runs(monkeypatch, blobs):
