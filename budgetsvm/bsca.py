@@ -4,6 +4,7 @@ budgetsvm/_budget.pyx (s = 1, stored coefficients are β = y·δ). Two classes g
 model; k > 2 classes give k one-vs-rest binary models, each with its own budget B, stacked into
 one 'argmax' model: coef (Σ n_sv, k), an SV of model c is nonzero only in column c.
 """
+import itertools
 import threading
 import time
 
@@ -156,15 +157,13 @@ def pipelined_refits(fit_model, models, kernel, X, y_index, class_cost, params, 
     meter = CpuMeter()
 
     def refit_report(c):
-        if callback is None:
+        # the bar stays at the solves' steps so far: the other models' solves may still run
+        show = refit_progress(callback, lambda: progress.total, labels[c])
+        if show is None:
             return None
-        count = [0]
-
-        def report():
-            count[0] += 1
-            callback(progress.total, f"refit  iteration {count[0]}  (class {labels[c]:g})")
-        callback(progress.total, f"refit  kernel rows  (class {labels[c]:g})")
-        return report
+        show(0)
+        count = itertools.count(1)
+        return lambda: show(next(count))
 
     def run(item):
         phase, c = item
@@ -293,6 +292,7 @@ def train_bsca(X, y_index, labels, params, callback=None, *, monitor=None, monit
     # item of its own, claimed after every solve (pipelined_refits): the threads that finish
     # their solves refit the models solved so far while the last solves run.
     pipelined = k > 2 and params.polish == "refit" and not polish_deferred()
+
     def hand_over_monitor_rows():
         for c in models:
             for row in rows[c]:

@@ -73,13 +73,16 @@ def epoch_text(step, total, epochs, n_sv):
     return f"epoch {min(step // rows + 1, int(epochs))}/{int(epochs)}  #SV {n_sv}"
 
 
-def refit_progress(callback, steps):
+def refit_progress(callback, steps, label=None):
     """The refit's on_iteration(count) as a progress callback (the bar stays at ``steps``, the
-    solver's last step), or None without a callback."""
+    solver's last step; a function: its value at each call), or None without a callback.
+    label: the one-vs-rest class whose refit it is, named after the text."""
     if callback is None:
         return None
-    return lambda count: callback(steps, f"refit  iteration {count}" if count else
-                                  "refit  kernel rows")
+    suffix = "" if label is None else f"  (class {label:g})"
+    return lambda count: callback(steps() if callable(steps) else steps,
+                                  (f"refit  iteration {count}" if count else
+                                   "refit  kernel rows") + suffix)
 
 
 SELF_KERNEL_OVERFLOW = ("training diverged: the kernel value k(x, x) of every training row "
