@@ -358,7 +358,7 @@ OPTIONS = {o.name: o for o in (
     Option("merge_search", ("--merge-search",), _KERNEL, MERGE_SEARCH,
            when=_merging, needs=_MERGING,
            help="bsgd/bsca: how merging finds its partner (lookup-*: binary merges; "
-                "multi-class BSGD merges always use gss)"),
+                "multi-class BSGD merges search by golden section, lookup-* as gss)"),
     Option("merge_partners", ("--merge-partners",), ("bsca",), MERGE_PARTNERS,
            when=_merging, needs=_MERGING,
            help="bsca: merge a support vector with one of the same training label (label, as "

@@ -293,6 +293,29 @@ def test_find_parameters_module_api():
     assert best["c"] in (0.125, 0.5, 2.0)
 
 
+@pytest.mark.parametrize("guarded", [True, False])
+def test_find_parameters_from_a_script_with_worker_processes(tmp_path, guarded):
+    """Local workers are spawned processes, which import the calling script again: a guarded
+    script gets the result of -j 1; an unguarded one gets an error that says what to do
+    (grid.py's threads needed no guard, so its users' scripts often have none)."""
+    call = (f"print(find_parameters({str(HEART)!r}, '-s dcd -log2c -3,1,2 -v 3 -j 2 "
+            "-out null'))")
+    body = (f"if __name__ == '__main__':\n    {call}\n" if guarded else call + "\n")
+    script = tmp_path / "search.py"
+    script.write_text("from budgetsvm.cli.grid import find_parameters\n" + body)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    if guarded:
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == str(find_parameters(
+            str(HEART), "-s dcd -log2c -3,1,2 -v 3 -j 1 -out null"))
+    else:
+        assert proc.returncode != 0
+        last = proc.stderr.strip().splitlines()[-1]
+        assert "worker processes died" in last and "if __name__ == \"__main__\":" in last
+        assert "-j 1" in last
+
+
 # ---------------------------------------------------------------------------------------------
 # errors: one line, exit 1 or 2, no traceback; small classes warn
 

@@ -15,6 +15,7 @@ import click
 from budgetsvm import grid
 from budgetsvm.cli.common import run
 from budgetsvm.errors import ParameterError
+from budgetsvm.grid.runners import WorkersDied
 from budgetsvm.fileio import check_not_an_input, check_output_path, standard_output_alias
 from budgetsvm.progress import task_progress
 
@@ -252,7 +253,15 @@ def find_parameters(dataset_pathname, options="", quiet=True, emit=None):
     grid_options = parse_arguments(argv + [str(dataset_pathname)])
     if quiet:
         grid_options.quiet = True
-    result = grid.run_grid(grid_options, emit=emit or (lambda line: None))
+    try:
+        result = grid.run_grid(grid_options, emit=emit or (lambda line: None))
+    except WorkersDied as exc:
+        # the usual cause from Python: the spawned workers import the calling script again,
+        # and its unguarded call starts workers of its own, which multiprocessing refuses
+        raise WorkersDied(f"{exc} (with local worker processes, -j above 1 as by default "
+                          "on more than one core, a script must call find_parameters under "
+                          "'if __name__ == \"__main__\":', because each worker starts by "
+                          "importing the script; or pass -j 1)") from None
     return result.best_rate, result.best
 
 

@@ -137,6 +137,10 @@ def dask_task(source, zero_based, nr_fold, params, fold, probability=False):
 
 
 # ---------------------------------------------------------------------------------------------
+class WorkersDied(BsvmError):
+    """The local worker processes died more often than PoolRunner restarts them."""
+
+
 # runners: each yields (task index, correct, worker name) as tasks finish
 
 class InlineRunner:
@@ -216,8 +220,8 @@ class PoolRunner:
                 failures += 1
                 self.close()
                 if failures > self.retries:
-                    raise BsvmError("grid search: local worker processes died "
-                                    f"{failures} times; giving up") from None
+                    raise WorkersDied("grid search: local worker processes died "
+                                      f"{failures} times; giving up") from None
                 self.warn(f"warning: a worker process died; restarting the pool for "
                           f"{len(pending)} unfinished tasks")
             finally:
