@@ -15,8 +15,8 @@ import click
 from budgetsvm import grid
 from budgetsvm.cli.common import run
 from budgetsvm.errors import ParameterError
-from budgetsvm.grid.runners import WorkersDied
 from budgetsvm.fileio import check_not_an_input, check_output_path, standard_output_alias
+from budgetsvm.grid.runners import WorkersDied
 from budgetsvm.progress import task_progress
 
 USAGE = """\

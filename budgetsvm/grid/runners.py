@@ -136,11 +136,11 @@ def dask_task(source, zero_based, nr_fold, params, fold, probability=False):
     return fold_outcome(X, y, fold_of_row, params, fold, probability), name
 
 
-# ---------------------------------------------------------------------------------------------
 class WorkersDied(BsvmError):
     """The local worker processes died more often than PoolRunner restarts them."""
 
 
+# ---------------------------------------------------------------------------------------------
 # runners: each yields (task index, correct, worker name) as tasks finish
 
 class InlineRunner:
