@@ -285,21 +285,24 @@ def _atomic_file(path, binary):
         # the rename would replace a write-protected file, which open(path, "w") refuses
         raise BsvmError(f"{path}: cannot write: permission denied")
     if existing is not None and not stat.S_ISREG(existing.st_mode):
-        # A device or a pipe: renaming over it would replace the device node itself.
+        # A device or a pipe: renaming over it would replace the device node itself. Opened
+        # without O_CREAT: a name that has gone meanwhile is an error, not a new file.
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+            stream = _open_output(path, binary, "w",
+                                  lambda name, _: os.open(name, os.O_WRONLY | os.O_TRUNC
+                                                          | os.O_CLOEXEC))
         except OSError as exc:
             raise BsvmError(f"{path}: cannot write: {exc.strerror or exc}") from None
-        with _open_output(fd, binary) as stream:
+        with stream:
             yield stream
         return
     target = os.path.realpath(path)     # the file a symbolic link names: the rename replaces it
     try:
-        fd, tmp = _create_beside(target)
+        stream, tmp = _create_beside(target, binary)
     except OSError as exc:
         raise BsvmError(f"{path}: cannot write: {exc.strerror or exc}") from None
     try:
-        with _open_output(fd, binary) as stream:
+        with stream:
             if existing is not None:
                 os.fchmod(stream.fileno(), stat.S_IMODE(existing.st_mode) & 0o777)
             yield stream
@@ -313,28 +316,38 @@ def _atomic_file(path, binary):
         raise
 
 
-def _create_beside(target):
-    """(fd, name) of a new hidden file in target's directory, created with mode 0666 so that the
-    umask (and a default ACL of the directory) applies exactly as for open(target, "w");
-    tempfile.mkstemp would create it 0600."""
+def _create_beside(target, binary):
+    """(stream, name) of a new hidden file in target's directory, open for writing. Created
+    as open(target, "w") would create target (mode 0666 less the umask, and a default ACL of
+    the directory); tempfile.mkstemp would create it 0600.
+
+    The file is opened by its name (mode "x": O_CREAT | O_EXCL), so that the file object owns
+    its descriptor from the start. Handing os.fdopen a descriptor of ours instead, Ctrl-C or
+    SIGTERM inside os.fdopen (its encoding lookup can import a module) had the descriptor
+    closed by io and then closed again by the clean-up: EBADF, reported as "cannot write:
+    Bad file descriptor" with exit status 1, in place of the interruption."""
     directory, base = os.path.split(target)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
         tmp = os.path.join(directory, f".{base}.{secrets.token_hex(4)}.tmp")
         try:
-            return os.open(tmp, flags, 0o666), tmp
+            return _open_output(tmp, binary, "x"), tmp
         except FileExistsError:
             continue
+        except BaseException:
+            # interrupted (or failed) after the file may have been created: the name, new
+            # and random, is then ours
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     raise FileExistsError(f"no free temporary name beside {target}")
 
 
-def _open_output(fd, binary):
-    try:
-        return os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "ascii",
-                         newline=None if binary else "\n")
-    except BaseException:
-        os.close(fd)
-        raise
+def _open_output(name, binary, mode, opener=None):
+    """A file object for writing ``name`` (mode "w" or "x"): bytes, or ASCII text with LF line
+    ends."""
+    if binary:
+        return open(name, mode + "b", opener=opener)
+    return open(name, mode, encoding="ascii", newline="\n", opener=opener)
 
 
 def is_regular_file(path):

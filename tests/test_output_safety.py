@@ -425,3 +425,35 @@ def test_a_user_who_cannot_write_dev_may_write_to_dev_null(tmp_path):
         assert result.stderr == ""
     finally:
         shutil.rmtree(shared)
+
+
+@pytest.mark.parametrize("binary", [False, True])
+@pytest.mark.parametrize("interruption", [KeyboardInterrupt, SystemExit])
+def test_an_interruption_while_the_output_opens_is_not_a_write_error(tmp_path, monkeypatch,
+                                                                     binary, interruption):
+    # Ctrl-C or SIGTERM (the commands raise an exception of their own for it) can arrive
+    # inside io.open, which then closes the file it made before passing the exception on.
+    # The interruption must come out, not an error about the descriptor (once "cannot write:
+    # Bad file descriptor", exit 1), and neither the file replaced nor a temporary file left.
+    import builtins
+    import io
+    from budgetsvm.fileio import atomic_output
+    target = tmp_path / "out"
+    target.write_text("precious\n")
+    real_open = io.open
+    calls = []
+
+    def interrupted_open(*args, **kwargs):
+        stream = real_open(*args, **kwargs)
+        calls.append(args[0])
+        stream.close()                      # what io.open does with its object on an error
+        raise interruption()
+    monkeypatch.setattr(io, "open", interrupted_open)
+    monkeypatch.setattr(builtins, "open", interrupted_open)
+    with pytest.raises(interruption):
+        with atomic_output(str(target), binary=binary) as stream:
+            stream.write(b"new\n" if binary else "new\n")
+    monkeypatch.undo()
+    assert calls, "the output was not opened through io.open"
+    assert target.read_text() == "precious\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
