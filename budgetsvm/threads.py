@@ -32,6 +32,20 @@ import time
 # Seconds between two looks at the main thread's signals while it waits for other threads.
 WAIT_SECONDS = 0.05
 
+# After Ctrl-C or SIGTERM, how long a map waits for the items still running to stop before it
+# leaves them behind; None (the default, library use): until they stop, so that no thread
+# outlives the call. The commands set it (abandon_stuck_threads_after): their process ends
+# right after, and one call that cannot be stopped inside an item (numpy's eigh of a refit's
+# 4,000 × 4,000 kernel matrix) kept -n 2 runs from stopping for 5-11 s.
+_abandon_after = None
+
+
+def abandon_stuck_threads_after(seconds):
+    """After a signal, give up waiting for items still running after ``seconds`` (None: wait
+    for them); for a process that ends once the signal is handled (the commands)."""
+    global _abandon_after
+    _abandon_after = seconds
+
 # Per thread: .pool, the active Pool; .group and .index, the map and item it is working on;
 # .meter, the CpuMeter that the thread's work is counted in (cpu_metered).
 _local = threading.local()
@@ -71,6 +85,7 @@ class Pool:
         self.n_threads = n_threads
         self._executor = None
         self._lock = threading.Lock()
+        self.abandoned = False      # a map left items running (abandon_stuck_threads_after)
 
     def submit(self, function):
         with self._lock:
@@ -83,7 +98,7 @@ class Pool:
         with self._lock:
             executor, self._executor = self._executor, None
         if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
+            executor.shutdown(wait=not self.abandoned, cancel_futures=True)
 
 
 def active_pool():
@@ -203,7 +218,6 @@ class _Group:
         if isinstance(exc, Cancelled):
             self.incomplete = True
             return
-        self.stop_from = min(self.stop_from, index + 1)
         with self._cond:
             if index < self.error_index:
                 self.error, self.error_index = exc, index
@@ -214,6 +228,9 @@ class _Group:
         """A signal in the main thread: every item stops, and exc is what the map raises."""
         self.stop_from = 0
         with self._cond:
+            # again under the lock: a fail() that read stop_from before the write above would
+            # otherwise put its larger value back
+            self.stop_from = 0
             self.error, self.error_index = exc, -1
             self._cond.notify_all()
 
@@ -266,15 +283,22 @@ class _Group:
         """Wait until no thread works on the map any more. A signal arriving meanwhile
         (KeyboardInterrupt, Terminated: the main thread) stops every item, and the wait goes
         on until the other threads have stopped (within ~10^4 solver steps), so that no
-        thread outlives the call."""
+        thread outlives the call; or, in the commands, at most _abandon_after seconds more
+        (an item inside one long library call cannot stop sooner)."""
+        deadline = None
         while True:
             try:
                 with self._cond:
                     while not self._finished():
+                        if deadline is not None and time.monotonic() >= deadline:
+                            self.pool.abandoned = True
+                            return
                         self._cond.wait(WAIT_SECONDS)
                 return
             except BaseException as exc:          # noqa: B902 - signals while waiting
                 self.interrupt(exc)
+                if deadline is None and _abandon_after is not None:
+                    deadline = time.monotonic() + _abandon_after
 
 
 def interruptible(function, *args):
@@ -388,9 +412,16 @@ class ordered_map:
             self.pending.append(self.pool.submit(lambda item=item, index=index:
                                                  self._run(item, index)))
             while len(self.pending) >= self.ahead:
-                yield self.pending.popleft().result()
+                yield self._take()
         while self.pending:
-            yield self.pending.popleft().result()
+            yield self._take()
+
+    def _take(self):
+        # the future leaves pending once its result is in: a signal during result() leaves
+        # it there, for __exit__ to stop and wait for
+        result = self.pending[0].result()
+        self.pending.popleft()
+        return result
 
 
 class SummedProgress:

@@ -390,3 +390,18 @@ def test_gamma_0_is_svm_train_s_default_gamma(tmp_path):
     ours = [line for line in (tmp_path / "zero").read_text().splitlines()
             if line.startswith("gamma ")]
     assert float(ours[0].split()[1]) == float(theirs[0].split()[1]) == 1 / 13
+
+
+def test_a_second_run_in_one_process_shows_its_warnings_and_keeps_the_callers_sigterm(
+        tmp_path, capsys):
+    # main(argv) from a script or a test: each run shows its own warnings (they are shown
+    # once per run, not once per process), and the caller's SIGTERM handler is back after it.
+    import signal
+    one_class = tmp_path / "one"
+    one_class.write_text("1 1:1\n1 1:2\n")
+    before = signal.getsignal(signal.SIGTERM)
+    for _ in range(2):
+        status, _, err = train_in_process(capsys, "-s", "dcd", one_class, tmp_path / "m")
+        assert status == 0
+        assert "warning: the training data has only one class" in err
+    assert signal.getsignal(signal.SIGTERM) == before

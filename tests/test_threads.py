@@ -577,3 +577,62 @@ def test_signals_stop_every_thread(tmp_path, long_blobs, run_name, signum, statu
     assert err.decode().strip() == word
     assert elapsed < 1.0, f"took {elapsed:.2f} s to stop"
     assert list(tmp_path.iterdir()) == []            # no model, no temporary file
+
+
+def _interrupt_main_thread_after(seconds):
+    timer = threading.Timer(seconds, lambda: signal.pthread_kill(threading.main_thread().ident,
+                                                                   signal.SIGINT))
+    timer.start()
+    return timer
+
+
+def test_ordered_map_waits_for_the_item_whose_result_a_signal_interrupted():
+    # Ctrl-C while the caller waits for item 0's result: leaving the block must stop and wait
+    # for every item in flight, item 0 included (it was taken out of the queue before its
+    # result was in, and then left running past the block).
+    finished = []
+
+    def item(i):
+        if i == 0:
+            time.sleep(1.0)               # one call that cannot be stopped
+        finished.append(i)
+        return i
+
+    timer = _interrupt_main_thread_after(0.2)
+    try:
+        with threads.pool(2):
+            with pytest.raises(KeyboardInterrupt):
+                with threads.ordered_map(item, range(4), ahead=2) as results:
+                    list(results)
+            assert 0 in finished, "the block was left while item 0 still ran"
+    finally:
+        timer.cancel()
+
+
+def test_commands_leave_an_item_stuck_in_one_call_behind_after_a_signal():
+    # The commands' process ends once a signal is handled, so a map gives up on an item that
+    # cannot stop (numpy's eigh of a refit's large kernel matrix, in a worker at -n 2) after
+    # abandon_stuck_threads_after's seconds; a library caller (the default) waits for it, so
+    # that no thread outlives the call. The oracle: the item's own duration.
+    code = (
+        "import os, sys, time\n"
+        "from budgetsvm import threads\n"
+        "threads.abandon_stuck_threads_after(float(sys.argv[1]) if sys.argv[1] else None)\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    with threads.pool(2):\n"
+        "        threads.parallel_map(lambda i: time.sleep(4), range(2))\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    os._exit(130)\n")
+    for abandon, lower, upper in (("0.3", 0.0, 1.5), ("", 3.0, 30.0)):
+        process = subprocess.Popen([sys.executable, "-c", code, abandon],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert process.stdout.readline().strip() == "ready"
+        time.sleep(0.3)
+        start = time.perf_counter()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+        elapsed = time.perf_counter() - start
+        assert process.returncode == 130 and out.strip() == "interrupted", err
+        assert lower <= elapsed < upper, (abandon, elapsed)

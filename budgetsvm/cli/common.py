@@ -15,6 +15,7 @@ import warnings
 
 import click
 
+from budgetsvm import threads
 from budgetsvm.cli import _interrupted_while_starting
 from budgetsvm.errors import BsvmError, ParameterError, printable
 from budgetsvm.fileio import write_failure
@@ -24,6 +25,11 @@ _GLUED_WEIGHT = re.compile(r"^-w([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)$")
 
 # True while run() serves a console script, whose process ends with it (see _run)
 _ends_the_process = False
+
+# A console script's process ends once Ctrl-C or SIGTERM is handled, so the threads need not
+# be joined: items stuck in one long library call are left behind after this many seconds
+# (budgetsvm.threads.abandon_stuck_threads_after), and the command stops within a second.
+STUCK_THREAD_SECONDS = 0.5
 
 
 class Terminated(BaseException):
@@ -90,9 +96,15 @@ def run(command, argv=None, prog_name=None, hint_options=()):
 
     Usage errors are one line on stderr (exit 2). hint_options: more --long names (besides the
     command's own) for which a single-dash spelling gets a hint. The warning filters a command
-    sets (bsvm-train -q) and the one-line display of warnings end with it."""
+    sets (bsvm-train -q) and the one-line display of warnings end with it; so does its SIGTERM
+    handler when argv is given (the caller goes on)."""
+    previous_sigterm = signal.getsignal(signal.SIGTERM)
     with warnings.catch_warnings():
-        _run(command, argv, prog_name, hint_options)
+        try:
+            _run(command, argv, prog_name, hint_options)
+        finally:
+            if argv is not None and previous_sigterm is not None:
+                signal.signal(signal.SIGTERM, previous_sigterm)
 
 
 def _run(command, argv, prog_name, hint_options):
@@ -101,6 +113,10 @@ def _run(command, argv, prog_name, hint_options):
     # (tests, scripts) goes on, and keeps its signal handlers
     _ends_the_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
+    with _shown_lock:
+        _shown_warnings.clear()             # once per run, not once per process
+    if _ends_the_process:
+        threads.abandon_stuck_threads_after(STUCK_THREAD_SECONDS)
     if _interrupted_while_starting.happened and _ends_the_process:
         # Ctrl-C or SIGTERM during the imports, whose SystemExit an import swallowed: the run
         # ends here ("interrupted" or "terminated" is written), before it replaces any file
