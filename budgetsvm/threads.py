@@ -25,6 +25,7 @@ is what lets the threads run at the same time.
 import collections
 import concurrent.futures
 import contextlib
+import itertools
 import os
 import threading
 import time
@@ -408,7 +409,19 @@ class ordered_map:
             _local.pool, _local.group, _local.index = saved
 
     def _results(self):
-        for index, item in enumerate(self.iterable):
+        items = iter(self.iterable)
+        for index in itertools.count():
+            try:
+                item = next(items)
+            except StopIteration:
+                break
+            except Exception as exc:              # noqa: B902 - raised in its turn
+                # the iterable failed (a read error) while earlier items were in flight: its
+                # error comes after theirs, as in the serial loop, not before
+                failed = concurrent.futures.Future()
+                failed.set_exception(exc)
+                self.pending.append(failed)
+                break
             self.pending.append(self.pool.submit(lambda item=item, index=index:
                                                  self._run(item, index)))
             while len(self.pending) >= self.ahead:

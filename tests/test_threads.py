@@ -636,3 +636,30 @@ def test_commands_leave_an_item_stuck_in_one_call_behind_after_a_signal():
         elapsed = time.perf_counter() - start
         assert process.returncode == 130 and out.strip() == "interrupted", err
         assert lower <= elapsed < upper, (abandon, elapsed)
+
+
+def test_ordered_map_raises_an_items_error_before_a_later_read_error():
+    # The serial loop raises item 0's error before it reads item 2; reading ahead must not
+    # let the iterable's own later failure (a MemoryError joining a long line) come first.
+    def blocks():
+        yield 0
+        yield 1
+        raise RuntimeError("reading block 2 failed")
+
+    def parse(block):
+        if block == 0:
+            time.sleep(0.2)
+            raise ValueError("block 0 has a bad line")
+        return block
+
+    with pytest.raises(ValueError, match="block 0"):
+        list(map(parse, blocks()))                       # the serial loop
+    with threads.pool(2):
+        with pytest.raises(ValueError, match="block 0"):
+            with threads.ordered_map(parse, blocks(), ahead=4) as results:
+                list(results)
+        taken = []
+        with pytest.raises(RuntimeError, match="block 2"):
+            with threads.ordered_map(abs, blocks(), ahead=4) as results:
+                taken.extend(results)
+        assert taken == [0, 1]                           # the read error after the items
