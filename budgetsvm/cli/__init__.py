@@ -15,11 +15,6 @@ for _variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
     os.environ[_variable] = "1"
 
 
-if os.path.basename(sys.argv[0] if sys.argv else "").startswith("bsvm-"):
-    from budgetsvm.fileio import hold_closed_standard_streams
-    hold_closed_standard_streams()
-
-
 # what an interrupted run prints and its exit status, by signal
 _STARTING_EXITS = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
 
@@ -27,16 +22,17 @@ _STARTING_EXITS = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("termin
 def _interrupted_while_starting(signum, frame):
     # Ctrl-C or SIGTERM while the tools import numpy and scipy (a few tenths of a second): the
     # exit of an interrupted run (130, or 143 for SIGTERM, which would otherwise kill the
-    # process), without the traceback of a KeyboardInterrupt inside an import. An import that
-    # catches every exception can swallow this SystemExit, so common.run also looks at the
-    # status before it starts the work.
+    # process), without the traceback of a KeyboardInterrupt inside an import. The process ends
+    # here: nothing is written before common.run takes over, so there is nothing to clean up.
+    # Raising SystemExit instead, Python could run this inside a callback that only prints its
+    # exceptions ("Exception ignored in ... SystemExit: 130"), an import that catches every
+    # exception could swallow it, and a second signal during the unwinding killed the process.
     message, status = _STARTING_EXITS.get(signum, _STARTING_EXITS[signal.SIGINT])
-    _interrupted_while_starting.happened = status
-    sys.stderr.write(message + "\n")
-    raise SystemExit(status)
-
-
-_interrupted_while_starting.happened = 0       # the exit status of such a signal, else 0
+    try:
+        os.write(2, (message + "\n").encode())
+    except OSError:
+        pass                            # standard error closed: the status still tells
+    os._exit(status)
 
 
 def _in_a_worker_process():
@@ -53,3 +49,6 @@ if os.path.basename(sys.argv[0] if sys.argv else "").startswith("bsvm-"):
         signal.signal(signal.SIGINT, _interrupted_while_starting)
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL and not _in_a_worker_process():
         signal.signal(signal.SIGTERM, _interrupted_while_starting)
+    # after the handlers: these imports (compression modules, hashlib) take 10-25 ms
+    from budgetsvm.fileio import hold_closed_standard_streams
+    hold_closed_standard_streams()

@@ -117,10 +117,6 @@ def _run(command, argv, prog_name, hint_options):
         _shown_warnings.clear()             # once per run, not once per process
     if _ends_the_process:
         threads.abandon_stuck_threads_after(STUCK_THREAD_SECONDS)
-    if _interrupted_while_starting.happened and _ends_the_process:
-        # Ctrl-C or SIGTERM during the imports, whose SystemExit an import swallowed: the run
-        # ends here ("interrupted" or "terminated" is written), before it replaces any file
-        _exit(_interrupted_while_starting.happened)
     if signal.getsignal(signal.SIGINT) in (_interrupted_while_starting,
                                            signal.default_int_handler):
         # KeyboardInterrupt from here; in the command's own process the first one also
