@@ -58,28 +58,29 @@ def append_bias_column(X, bias):
     return sp.csr_matrix((data, indices, new_indptr), shape=(n, d + 1))
 
 
-def class_weights(labels, params):
+def class_weights(labels, params, warn=True):
     """The -wi weight of every class in label order (1 where none is given).
 
-    Weights given for labels absent from the training data are ignored with a warning, as
-    LIBSVM and LIBLINEAR do."""
+    Weights given for labels absent from the training data are ignored with a warning (unless
+    ``warn`` is false), as LIBSVM and LIBLINEAR do."""
     labels = np.asarray(labels, dtype=np.float64)
     w = np.ones(len(labels))
     for label, weight in params.class_weights.items():
         hit = np.flatnonzero(labels == float(label))
-        if hit.size == 0:
+        if hit.size == 0 and warn:
             warnings.warn(f"class label {float(label):g} specified in weight is not found",
                           stacklevel=3)
         w[hit] *= weight
     return w
 
 
-def class_costs(labels, params):
-    """C times the -wi weight of every class, in label order (LIBLINEAR's weighted_C).
+def class_costs(labels, params, warn=True):
+    """C times the -wi weight of every class, in label order (LIBLINEAR's weighted_C); warn:
+    class_weights' warning about weights of absent labels.
 
     Raises ParameterError when a product overflows to infinity or underflows to 0 (each factor
     is checked on its own, the product only here): no solver is defined for it."""
-    weights = class_weights(labels, params)
+    weights = class_weights(labels, params, warn)
     with np.errstate(over="ignore", under="ignore"):
         costs = float(params.C) * weights
     bad = np.flatnonzero(~(np.isfinite(costs) & (costs > 0)))
@@ -93,7 +94,7 @@ def class_costs(labels, params):
 
 def check_class_costs(labels, params):
     """class_costs' check alone, before any work (and before a grid search opens its result
-    file), without its warnings: the solver gives those when it computes the costs."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        class_costs(labels, params)
+    file), without its warnings: the solver gives those when it computes the costs. (Not by
+    warnings.catch_warnings: it swaps the process's filters, and train() runs in several
+    threads at once, whose swaps could leave 'ignore' in place for good.)"""
+    class_costs(labels, params, warn=False)

@@ -148,11 +148,10 @@ def overflow_warning(count, first):
 
 def _check_row_costs(labels, y_index, params, sample_weight):
     """Raise BsvmError when C·w_{y_i}·sample_weight[i] overflows or underflows for a row."""
-    import warnings
     from budgetsvm.problem import class_costs
-    with warnings.catch_warnings(), np.errstate(over="ignore", under="ignore"):
-        warnings.simplefilter("ignore")
-        costs = class_costs(labels, params)[y_index] * sample_weight
+    with np.errstate(over="ignore", under="ignore"):
+        # without catch_warnings, which is not thread-safe (check_class_costs)
+        costs = class_costs(labels, params, warn=False)[y_index] * sample_weight
     bad = np.flatnonzero(~(np.isfinite(costs) & (costs > 0)))
     if bad.size:
         i = int(bad[0])

@@ -66,3 +66,32 @@ def test_every_solver_sees_duplicate_indices_summed(solver):
     a, b = train(X, y, params), train(doubled, y, params)
     assert np.array_equal(a.predict(X), b.predict(X))
     np.testing.assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-12)
+
+
+def test_checking_the_class_costs_in_a_thread_leaves_the_warning_filters_alone(monkeypatch):
+    # train() checks the costs in every fold's thread at once. warnings.catch_warnings swaps
+    # the process's filter list: a check that entered while another thread's block was open
+    # and left after it had closed put that block's 'ignore' back for good (every later
+    # warning of the process was lost).
+    import threading
+    import warnings
+    from budgetsvm import problem
+    from budgetsvm.params import TrainParams
+    entered, release = threading.Event(), threading.Event()
+    real = problem.class_weights
+
+    def held(*args, **kwargs):
+        entered.set()
+        release.wait(10)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(problem, "class_weights", held)
+    before = list(warnings.filters)
+    params = TrainParams(solver="dcd", class_weights={3.0: 2.0})   # label 3 is absent
+    check = threading.Thread(target=problem.check_class_costs, args=([-1.0, 1.0], params))
+    with warnings.catch_warnings():                      # another thread's block, open
+        warnings.simplefilter("ignore")
+        check.start()
+        assert entered.wait(10)
+    release.set()
+    check.join(10)
+    assert list(warnings.filters) == before
