@@ -386,16 +386,31 @@ class ordered_map:
     def __enter__(self):
         return self._results() if self.pool is not None else map(self.function, self.iterable)
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, traceback):
         self.group.stop_from = 0              # nothing runs that has not finished yet
+        # a signal that ends the block, or arrives while it waits here, bounds the wait as in
+        # _Group.wait (abandon_stuck_threads_after); one arriving here is raised afterwards,
+        # in place of an error already on its way out (Ctrl-C must not become exit status 1)
+        signalled = None
+        deadline = None
+        if exc is not None and not isinstance(exc, Exception) and _abandon_after is not None:
+            deadline = time.monotonic() + _abandon_after
         while self.pending:
-            future = self.pending.popleft()
-            while True:
-                try:
-                    concurrent.futures.wait([future])
+            try:
+                timeout = None if deadline is None else deadline - time.monotonic()
+                if timeout is not None and timeout <= 0:
+                    self.pool.abandoned = True
                     break
-                except BaseException:             # noqa: B902 - signals while waiting
-                    continue
+                concurrent.futures.wait([self.pending[0]], timeout=timeout)
+            except BaseException as caught:      # noqa: B902 - signals while waiting
+                signalled = signalled or caught
+                if deadline is None and _abandon_after is not None:
+                    deadline = time.monotonic() + _abandon_after
+                continue
+            if self.pending[0].done():
+                self.pending.popleft()
+        if signalled is not None and (exc is None or isinstance(exc, Exception)):
+            raise signalled
         return False
 
     def _run(self, item, index):

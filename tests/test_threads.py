@@ -663,3 +663,22 @@ def test_ordered_map_raises_an_items_error_before_a_later_read_error():
             with threads.ordered_map(abs, blocks(), ahead=4) as results:
                 taken.extend(results)
         assert taken == [0, 1]                           # the read error after the items
+
+
+def test_a_signal_while_ordered_map_stops_its_items_after_an_error_is_not_lost():
+    # Item 0 fails; while leaving the block waits for the items in flight, Ctrl-C arrives: it
+    # is what comes out (the commands: 130), not the item's error (1).
+    def item(i):
+        if i == 0:
+            raise ValueError("block 0 has a bad line")
+        time.sleep(0.6)
+        return i
+
+    timer = _interrupt_main_thread_after(0.2)
+    try:
+        with threads.pool(2):
+            with pytest.raises(KeyboardInterrupt):
+                with threads.ordered_map(item, range(3), ahead=3) as results:
+                    list(results)
+    finally:
+        timer.cancel()
