@@ -579,6 +579,15 @@ def test_signals_stop_every_thread(tmp_path, long_blobs, run_name, signum, statu
     assert list(tmp_path.iterdir()) == []            # no model, no temporary file
 
 
+@pytest.fixture
+def ctrl_c_raises():
+    # SIGINT as KeyboardInterrupt, also where pytest was started with it ignored (a
+    # background job of a non-interactive shell: Python then installs no handler)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _interrupt_main_thread_after(seconds):
     timer = threading.Timer(seconds, lambda: signal.pthread_kill(threading.main_thread().ident,
                                                                    signal.SIGINT))
@@ -586,7 +595,7 @@ def _interrupt_main_thread_after(seconds):
     return timer
 
 
-def test_ordered_map_waits_for_the_item_whose_result_a_signal_interrupted():
+def test_ordered_map_waits_for_the_item_whose_result_a_signal_interrupted(ctrl_c_raises):
     # Ctrl-C while the caller waits for item 0's result: leaving the block must stop and wait
     # for every item in flight, item 0 included (it was taken out of the queue before its
     # result was in, and then left running past the block).
@@ -627,7 +636,8 @@ def test_commands_leave_an_item_stuck_in_one_call_behind_after_a_signal():
         "    os._exit(130)\n")
     for abandon, lower, upper in (("0.3", 0.0, 1.5), ("", 3.0, 30.0)):
         process = subprocess.Popen([sys.executable, "-c", code, abandon],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=_default_sigint)
         assert process.stdout.readline().strip() == "ready"
         time.sleep(0.3)
         start = time.perf_counter()
@@ -665,7 +675,7 @@ def test_ordered_map_raises_an_items_error_before_a_later_read_error():
         assert taken == [0, 1]                           # the read error after the items
 
 
-def test_a_signal_while_ordered_map_stops_its_items_after_an_error_is_not_lost():
+def test_a_signal_while_ordered_map_stops_its_items_after_an_error_is_not_lost(ctrl_c_raises):
     # Item 0 fails; while leaving the block waits for the items in flight, Ctrl-C arrives: it
     # is what comes out (the commands: 130), not the item's error (1).
     def item(i):
