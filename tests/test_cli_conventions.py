@@ -432,3 +432,23 @@ def test_ctrl_c_during_any_import_of_the_commands_is_one_line(tmp_path, module):
                             text=True, timeout=60)
     assert result.returncode == 130 and result.stderr == "interrupted\n", result.stderr
     assert result.stdout == ""
+
+
+def test_a_signal_after_the_work_is_written_does_not_end_in_a_traceback(tmp_path, capsys,
+                                                                         monkeypatch):
+    # The model is written; a Ctrl-C that arrives while the command replaces its handlers
+    # (the handler raised inside signal.signal there, outside every except) must not turn a
+    # finished run into a traceback: the run ends with status 0 and its model.
+    from budgetsvm.cli import common
+    real = common._ignore_signals
+    calls = []
+
+    def interrupted_once():
+        calls.append(1)
+        if len(calls) == 1:              # the signal arrives inside the first call
+            raise KeyboardInterrupt
+        real()
+    monkeypatch.setattr(common, "_ignore_signals", interrupted_once)
+    status, _, err = train_in_process(capsys, "-q", "-s", "dcd", HEART, tmp_path / "m")
+    assert status == 0 and err == ""
+    assert (tmp_path / "m").exists() and len(calls) == 2

@@ -184,7 +184,15 @@ def _run(command, argv, prog_name, hint_options):
             raise
         _silence_stdout()
         _fail(str(failure), 1)
-    _ignore_signals()           # the work is done and written: the exit is not interrupted
+    # the work is done and written: the exit is not interrupted, not even by a signal that
+    # arrives while the handlers are being replaced (it raised here, outside the try above:
+    # a traceback and exit status -2 or 1)
+    while True:
+        try:
+            _ignore_signals()
+            break
+        except (KeyboardInterrupt, Terminated):
+            continue
     _exit(0)
 
 
