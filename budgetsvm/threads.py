@@ -182,8 +182,8 @@ def cpu_metered(meter):
 class _Group:
     """The items of one map. Items are claimed in order; stop_from is the first item that
     must not run or must stop (len(items): none), lowered when an item fails or a signal
-    arrives. It is assigned before the lock is taken, so that a second signal cannot keep
-    the other threads from seeing it."""
+    arrives (under the lock; a signal also assigns it before taking the lock, so that a
+    second signal cannot keep the other threads from seeing it)."""
 
     def __init__(self, function, items, pool_):
         self.function = function
