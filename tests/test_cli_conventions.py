@@ -363,6 +363,34 @@ def test_sigterm_during_the_imports_is_exit_143(tmp_path):
     assert (tmp_path / "m").read_text() == "old\n"
 
 
+@pytest.mark.parametrize("signum,status,word", [(2, 130, "interrupted"), (15, 143, "terminated")])
+def test_a_signal_whose_exception_python_changed_into_another_is_one_line(signum, status, word):
+    # bsvm-grid -png imports matplotlib when it starts; a SIGTERM inside a class body's
+    # __set_name__ there came out as RuntimeError (Python 3.11 wraps what __set_name__ raises)
+    # and ended the run with a traceback and exit 1. Any error that ends a run after the
+    # signal reports the signal.
+    code = ("import os, signal, sys\n"
+            "sys.argv = ['bsvm-test']\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+            "import click\n"
+            "from budgetsvm.cli import common\n"
+            "class Named:\n"
+            "    def __set_name__(self, owner, name):\n"
+            f"        os.kill(os.getpid(), {signum})\n"
+            "        for _ in range(10 ** 6):\n"
+            "            pass\n"
+            "@click.command()\n"
+            "def command():\n"
+            "    class Imported:\n"
+            "        attribute = Named()\n"
+            "    print('not interrupted')\n"
+            "common.run(command)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == status and result.stderr == f"{word}\n", result.stderr
+    assert result.stdout == ""
+
+
 def test_shell_completion_still_prints_its_script():
     # click's main() answered _BSVM_TRAIN_COMPLETE=bash_source; the tools call the command
     # themselves now and must still do it (else a shell's start-up file prints a usage error)

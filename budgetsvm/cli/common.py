@@ -48,12 +48,22 @@ def rewrite_glued_weights(argv):
     return out
 
 
+# The signal whose handler ran in this run, if one did: its exception may come out of the
+# command as another (see the end of _run)
+_signal_received = None
+_SIGNAL_EXITS = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
+
+
 def _on_sigterm(signum, frame):
+    global _signal_received
+    _signal_received = signal.SIGTERM
     _ignore_signals()
     raise Terminated()
 
 
 def _on_sigint(signum, frame):
+    global _signal_received
+    _signal_received = signal.SIGINT
     _ignore_signals()
     raise KeyboardInterrupt
 
@@ -108,7 +118,8 @@ def run(command, argv=None, prog_name=None, hint_options=()):
 
 
 def _run(command, argv, prog_name, hint_options):
-    global _ends_the_process
+    global _ends_the_process, _signal_received
+    _signal_received = None
     # a console script (argv from the command line) exits when this returns; a call with argv
     # (tests, scripts) goes on, and keeps its signal handlers
     _ends_the_process = argv is None
@@ -181,9 +192,18 @@ def _run(command, argv, prog_name, hint_options):
         # files are named by atomic_output; what is left is standard output
         failure = write_failure("<stdout>", exc)
         if failure is None:
-            raise
+            if _signal_received is None:
+                raise
+            _fail("", 1)                    # the interruption's (see _fail)
         _silence_stdout()
         _fail(str(failure), 1)
+    except Exception:
+        if _signal_received is None:
+            raise
+        # the signal's exception came out as another one: Python 3.11 turns an exception
+        # raised in a class body's __set_name__ (a module being imported, such as matplotlib
+        # for bsvm-grid -png) into a RuntimeError
+        _fail("", 1)
     # the work is done and written: the exit is not interrupted, not even by a signal that
     # arrives while the handlers are being replaced (it raised here, outside the try above:
     # a traceback and exit status -2 or 1)
@@ -237,6 +257,10 @@ def _ignore_signals():
 
 
 def _fail(message, status):
+    if _signal_received is not None:
+        # after Ctrl-C or SIGTERM, whatever error ends the run (one of the interrupted work's
+        # clean-up, or the signal's exception changed into another) reports the interruption
+        message, status = _SIGNAL_EXITS[_signal_received]
     _ignore_signals()
     # one line: a newline or other control character inside (a file name's) is escaped, not
     # taken as the end of the message; a stderr that cannot take it (a pipe whose reader has
