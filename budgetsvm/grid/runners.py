@@ -6,6 +6,8 @@ import dataclasses
 import os
 import signal
 import sys
+import tempfile
+import threading
 import uuid
 import warnings
 
@@ -85,19 +87,55 @@ def load_source(path, zero_based, nr_fold, seed):
 _WORKER = {}
 
 
-def _pool_init(source, zero_based, nr_fold, seed):
-    """Pool initializer: load the data once (a regular file is read here; the data of stdin or
-    a pipe arrive pickled). Ctrl-C is left to the parent, which stops the workers; a file that
-    cannot be read (changed since the parent read it) is the error of every task, raised in
-    the parent as one line, where an exception here would break the pool with a traceback."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)       # also if started with Ctrl-C unblocked
-    if isinstance(source, str):
+class SavedData:
+    """The data read from standard input or a pipe, saved for the pool's workers in a file of
+    the temporary folder (removed by PoolRunner.close). Sent along through the pipes that start
+    the workers, they made the parent wait in each start until the worker had imported
+    numpy and read them: a signal meanwhile cut them short (the worker printed an
+    UnpicklingError traceback) and left the pool half started. A path keeps every start short."""
+
+    def __init__(self, X, y, fold_of_row):
+        self.path = None
         try:
+            with tempfile.NamedTemporaryFile(prefix="bsvm-grid-", suffix=".npz",
+                                             delete=False) as file:
+                self.path = file.name
+                np.savez(file, data=X.data, indices=X.indices, indptr=X.indptr,
+                         shape=np.array(X.shape), y=y, fold_of_row=fold_of_row)
+        except BaseException as exc:
+            self.remove()
+            if isinstance(exc, OSError):
+                where = self.path or tempfile.gettempdir()
+                raise BsvmError(f"{where}: cannot save the data for the worker processes "
+                                f"({exc.strerror or exc})") from None
+            raise
+
+    def load(self):
+        import scipy.sparse as sp
+        with np.load(self.path, allow_pickle=False) as saved:
+            X = sp.csr_matrix((saved["data"], saved["indices"], saved["indptr"]),
+                              shape=tuple(int(n) for n in saved["shape"]))
+            return X, saved["y"], saved["fold_of_row"]
+
+    def remove(self):
+        if self.path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+
+
+def _pool_init(source, zero_based, nr_fold, seed):
+    """Pool initializer: load the data once (a regular file is read here, the data of stdin or
+    a pipe from their SavedData). Ctrl-C is left to the parent, which stops the workers; a file
+    that cannot be read (changed since the parent read it) is the error of every task, raised
+    in the parent as one line, where an exception here would break the pool with a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)       # also if started with Ctrl-C unblocked
+    try:
+        if isinstance(source, SavedData):
+            _WORKER["data"] = source.load()
+        else:
             _WORKER["data"] = load_source(source, zero_based, nr_fold, seed)
-        except BsvmError as exc:
-            _WORKER["error"] = exc
-    else:
-        _WORKER["data"] = source
+    except BsvmError as exc:
+        _WORKER["error"] = exc
 
 
 def _pool_task(params, fold, probability=False):
@@ -159,24 +197,42 @@ class InlineRunner:
 
 
 @contextlib.contextmanager
-def _workers_start_without_ctrl_c(small_start):
-    """Around the submits that start the pool's processes: with small_start (the workers get a
-    path, not the data), Ctrl-C is blocked meanwhile, so that they start with it blocked (a
-    signal mask is inherited). Ctrl-C reaches the whole process group, and a worker still
-    starting Python printed a line or a traceback of its own; the parent stops the workers
-    (close(abort=True)), and a Ctrl-C that arrives meanwhile reaches it once unblocked. Not
-    when the data are sent along: that write may wait on a worker that died starting, and
-    Ctrl-C must still end it."""
-    if not small_start:
-        yield
-        return
+def _workers_start_uninterrupted():
+    """Around the submits that start the pool's processes. A signal that interrupted them could
+    leave the pool half started: its manager thread not yet running (its shutdown then raised
+    RuntimeError: a traceback and exit 1) or a worker spawned but not registered, which was
+    never stopped (and the pool's semaphores were reported leaked). The starts are short (the
+    workers get a path: SavedData), so the signals wait for their end:
+    - Ctrl-C is blocked, so that the workers start with it blocked (a signal mask is
+      inherited). Ctrl-C reaches the whole process group, and a worker still starting Python
+      printed a line or a traceback of its own; the parent stops the workers
+      (close(abort=True)), and a Ctrl-C that arrives meanwhile reaches it once unblocked.
+    - SIGTERM (in the main thread, where its handler can be set) is held, not blocked: the
+      workers must stay killable by close(abort=True)'s terminate(). It is raised again when
+      the block ends."""
+    held = []
+
+    def hold(signum, frame):
+        held.append(signum)
+    previous_term = None
+    if threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGTERM) is not None:
+        previous_term = signal.signal(signal.SIGTERM, hold)
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, ())     # the mask, unchanged
     try:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         yield
     finally:
-        # restored even when a pending Ctrl-C is raised by the call that blocked it
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        try:
+            # restored even when a pending Ctrl-C is raised by the call that blocked it
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        finally:
+            # unless a Ctrl-C's handler has replaced it meanwhile (the commands then ignore
+            # the signals that follow)
+            if previous_term is not None and signal.getsignal(signal.SIGTERM) is hold:
+                signal.signal(signal.SIGTERM, previous_term)
+                if held:
+                    signal.raise_signal(signal.SIGTERM)
 
 
 class PoolRunner:
@@ -186,8 +242,12 @@ class PoolRunner:
 
     def __init__(self, n_workers, source, zero_based, nr_fold, seed, retries=DEFAULT_RETRIES,
                  warn=None):
+        """source: the path of a data file the workers read again, or the data (X, y,
+        fold_of_row) of one they cannot (saved for them when the pool first starts)."""
         self.n_workers = n_workers
-        self.initargs = (source, zero_based, nr_fold, seed)
+        self.source = source
+        self.options = (zero_based, nr_fold, seed)
+        self.saved = None
         self.retries = retries
         self.executor = None
         self.warn = warn or (lambda line: print(line, file=sys.stderr))
@@ -195,9 +255,14 @@ class PoolRunner:
     def _start(self):
         import concurrent.futures
         import multiprocessing
+        source = self.source
+        if not isinstance(source, str):
+            if self.saved is None:
+                self.saved = SavedData(*source)
+            source = self.saved
         self.executor = concurrent.futures.ProcessPoolExecutor(
             max_workers=self.n_workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_pool_init, initargs=self.initargs)
+            initializer=_pool_init, initargs=(source, *self.options))
 
     def run(self, tasks):
         import concurrent.futures
@@ -206,7 +271,7 @@ class PoolRunner:
         failures = 0
         while pending:
             self._start()
-            with _workers_start_without_ctrl_c(isinstance(self.initargs[0], str)):
+            with _workers_start_uninterrupted():
                 futures = {self.executor.submit(_pool_task, *tasks[i]): i
                            for i in sorted(pending)}
             try:
@@ -218,7 +283,7 @@ class PoolRunner:
                     yield index, correct, name
             except BrokenProcessPool:
                 failures += 1
-                self.close()
+                self._stop()
                 if failures > self.retries:
                     raise WorkersDied("grid search: local worker processes died "
                                       f"{failures} times; giving up") from None
@@ -228,7 +293,7 @@ class PoolRunner:
                 if self.executor is not None and not pending:
                     self.close()
 
-    def close(self, abort=False):
+    def _stop(self, abort=False):
         if self.executor is None:
             return
         if abort:
@@ -237,6 +302,16 @@ class PoolRunner:
                 process.terminate()
         self.executor.shutdown(wait=True, cancel_futures=True)
         self.executor = None
+
+    def close(self, abort=False):
+        """Stop the pool (abort: without waiting for the points still running) and remove the
+        saved data."""
+        try:
+            self._stop(abort)
+        finally:
+            if self.saved is not None:
+                self.saved.remove()
+                self.saved = None
 
 
 def check_scheduler_address(address):
