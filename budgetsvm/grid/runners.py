@@ -3,11 +3,13 @@
 processes that read the data file once each (-j N), or a Dask cluster."""
 import contextlib
 import dataclasses
+import gc
 import os
 import signal
 import sys
 import tempfile
 import threading
+import traceback
 import uuid
 import warnings
 
@@ -198,7 +200,8 @@ class InlineRunner:
 
 @contextlib.contextmanager
 def _workers_start_uninterrupted():
-    """Around the submits that start the pool's processes. A signal that interrupted them could
+    """Around the pool's creation and the submits that start its processes. A signal that
+    interrupted them could
     leave the pool half started: its manager thread not yet running (its shutdown then raised
     RuntimeError: a traceback and exit 1) or a worker spawned but not registered, which was
     never stopped (and the pool's semaphores were reported leaked). The starts are short (the
@@ -252,7 +255,8 @@ class PoolRunner:
         self.executor = None
         self.warn = warn or (lambda line: print(line, file=sys.stderr))
 
-    def _start(self):
+    def _start(self, tasks, pending):
+        """A new pool with the pending tasks submitted: {future: task index}."""
         import concurrent.futures
         import multiprocessing
         source = self.source
@@ -260,9 +264,11 @@ class PoolRunner:
             if self.saved is None:
                 self.saved = SavedData(*source)
             source = self.saved
-        self.executor = concurrent.futures.ProcessPoolExecutor(
-            max_workers=self.n_workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_pool_init, initargs=(source, *self.options))
+        with _workers_start_uninterrupted():
+            self.executor = concurrent.futures.ProcessPoolExecutor(
+                max_workers=self.n_workers, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_pool_init, initargs=(source, *self.options))
+            return {self.executor.submit(_pool_task, *tasks[i]): i for i in sorted(pending)}
 
     def run(self, tasks):
         import concurrent.futures
@@ -270,10 +276,7 @@ class PoolRunner:
         pending = set(range(len(tasks)))
         failures = 0
         while pending:
-            self._start()
-            with _workers_start_uninterrupted():
-                futures = {self.executor.submit(_pool_task, *tasks[i]): i
-                           for i in sorted(pending)}
+            futures = self._start(tasks, pending)
             try:
                 for future in concurrent.futures.as_completed(futures):
                     index = futures[future]
@@ -300,8 +303,18 @@ class PoolRunner:
             # interrupted or failed: do not wait for the points still running
             for process in list(getattr(self.executor, "_processes", {}).values()):
                 process.terminate()
-        self.executor.shutdown(wait=True, cancel_futures=True)
+        try:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+        except BaseException as exc:
+            # Ctrl-C or SIGTERM while it waits for the workers. The pool's named semaphores
+            # must go before the command's os._exit, or multiprocessing's resource tracker
+            # reports them leaked after 'interrupted': the interrupted frames would hold the
+            # pool in the traceback (and close(abort=True) collects the cycles it is left in).
+            traceback.clear_frames(exc.__traceback__)
+            raise
         self.executor = None
+        if abort:
+            gc.collect()
 
     def close(self, abort=False):
         """Stop the pool (abort: without waiting for the points still running) and remove the
