@@ -5,7 +5,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -790,36 +789,6 @@ def test_sigterm_while_the_workers_start_is_raised_after_the_submits():
         assert signal.getsignal(signal.SIGTERM) is raising
     finally:
         signal.signal(signal.SIGTERM, before)
-
-
-def test_a_signal_while_the_pool_shuts_down_leaves_no_semaphore_behind():
-    # Ctrl-C while close() waits for the workers: the traceback's frames kept the pool alive
-    # until the command's os._exit, so its named semaphores outlived it and multiprocessing's
-    # resource tracker printed a 'leaked semaphore objects' warning after 'terminated' (1 in
-    # 40 trials of bsvm-grid -resume). Oracle: multiprocessing's own registry of semaphores to
-    # unlink is empty once close(abort=True) has run, while the exception is still held.
-    import multiprocessing.util
-    from budgetsvm.grid.runners import PoolRunner
-
-    def semaphores():
-        return [key for key, finalizer in list(multiprocessing.util._finalizer_registry.items())
-                if "SemLock" in getattr(finalizer._callback, "__qualname__", "")]
-    assert semaphores() == []
-    runner = PoolRunner(1, str(HEART), False, 3, 1)
-    runner.executor = None
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        futures = runner._start([], set())
-        assert futures == {}
-        runner.executor.submit(time.sleep, 3)        # a point still running
-        assert semaphores() != []
-        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
-        with pytest.raises(KeyboardInterrupt) as interrupted:
-            runner.close()                           # waits for the point: interrupted
-        runner.close(abort=True)                     # what run_grid does then
-        assert interrupted.value is not None and semaphores() == []
-    finally:
-        signal.signal(signal.SIGINT, before)
 
 
 @pytest.mark.parametrize("signum,status,word", [(2, 130, "interrupted"), (15, 143, "terminated")])

@@ -277,11 +277,29 @@ def _exit(status):
     handlers, so a signal in its last moments would end the process as killed (-2, -15)
     instead of with this status, and threads still inside an interrupted loop need no join."""
     if _ends_the_process:
+        _release_multiprocessing_semaphores()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
         os._exit(status)
     sys.exit(status)
+
+
+def _release_multiprocessing_semaphores():
+    """What multiprocessing does at a normal interpreter exit and os._exit skips: its exit-time
+    finalizers (priority >= 0), which unlink the named semaphores of a process pool still
+    referenced, such as bsvm-grid's after Ctrl-C or SIGTERM interrupted its shutdown. Left
+    behind, multiprocessing's resource tracker reported them as leaked semaphore objects, with
+    a warning after 'interrupted'. In a thread given 0.5 s, so that a lock held by an
+    interrupted thread cannot hold up the exit."""
+    util = sys.modules.get("multiprocessing.util")
+    run_finalizers = getattr(util, "_run_finalizers", None)
+    if run_finalizers is None:
+        return
+    finalizers = threading.Thread(target=run_finalizers, args=(0,), daemon=True)
+    with contextlib.suppress(Exception):
+        finalizers.start()
+        finalizers.join(0.5)
 
 
 def info(message, quiet):

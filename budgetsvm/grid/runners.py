@@ -3,13 +3,11 @@
 processes that read the data file once each (-j N), or a Dask cluster."""
 import contextlib
 import dataclasses
-import gc
 import os
 import signal
 import sys
 import tempfile
 import threading
-import traceback
 import uuid
 import warnings
 
@@ -201,11 +199,10 @@ class InlineRunner:
 @contextlib.contextmanager
 def _workers_start_uninterrupted():
     """Around the pool's creation and the submits that start its processes. A signal that
-    interrupted them could
-    leave the pool half started: its manager thread not yet running (its shutdown then raised
-    RuntimeError: a traceback and exit 1) or a worker spawned but not registered, which was
-    never stopped (and the pool's semaphores were reported leaked). The starts are short (the
-    workers get a path: SavedData), so the signals wait for their end:
+    interrupted them could leave the pool half started: its manager thread not yet running (its
+    shutdown then raised RuntimeError: a traceback and exit 1) or a worker spawned but not
+    registered, which was never stopped. The starts are short (the workers get a path:
+    SavedData), so the signals wait for their end:
     - Ctrl-C is blocked, so that the workers start with it blocked (a signal mask is
       inherited). Ctrl-C reaches the whole process group, and a worker still starting Python
       printed a line or a traceback of its own; the parent stops the workers
@@ -264,6 +261,11 @@ class PoolRunner:
             if self.saved is None:
                 self.saved = SavedData(*source)
             source = self.saved
+        # multiprocessing's resource tracker process first: CPython unblocks SIGINT in the
+        # thread that starts it, which inside the block would let the workers spawned after
+        # it start with Ctrl-C unblocked
+        from multiprocessing import resource_tracker
+        resource_tracker.ensure_running()
         with _workers_start_uninterrupted():
             self.executor = concurrent.futures.ProcessPoolExecutor(
                 max_workers=self.n_workers, mp_context=multiprocessing.get_context("spawn"),
@@ -303,18 +305,8 @@ class PoolRunner:
             # interrupted or failed: do not wait for the points still running
             for process in list(getattr(self.executor, "_processes", {}).values()):
                 process.terminate()
-        try:
-            self.executor.shutdown(wait=True, cancel_futures=True)
-        except BaseException as exc:
-            # Ctrl-C or SIGTERM while it waits for the workers. The pool's named semaphores
-            # must go before the command's os._exit, or multiprocessing's resource tracker
-            # reports them leaked after 'interrupted': the interrupted frames would hold the
-            # pool in the traceback (and close(abort=True) collects the cycles it is left in).
-            traceback.clear_frames(exc.__traceback__)
-            raise
+        self.executor.shutdown(wait=True, cancel_futures=True)
         self.executor = None
-        if abort:
-            gc.collect()
 
     def close(self, abort=False):
         """Stop the pool (abort: without waiting for the points still running) and remove the
