@@ -363,30 +363,38 @@ def test_sigterm_during_the_imports_is_exit_143(tmp_path):
     assert (tmp_path / "m").read_text() == "old\n"
 
 
+def _run_command_script(prelude, body):
+    """Run a console script's process (common.run without argv, so it ends with os._exit) whose
+    click command's body is ``body``, after the module-level lines ``prelude``; SIGINT raises
+    KeyboardInterrupt, as in a terminal."""
+    code = ("import multiprocessing, os, signal, sys\n"
+            "sys.argv = ['bsvm-test']\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+            "import click\n"
+            "from budgetsvm.cli import common\n"
+            + prelude
+            + "@click.command()\n"
+            "def command():\n"
+            + body
+            + "common.run(command)\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+
+
 @pytest.mark.parametrize("signum,status,word", [(2, 130, "interrupted"), (15, 143, "terminated")])
 def test_a_signal_whose_exception_python_changed_into_another_is_one_line(signum, status, word):
     # bsvm-grid -png imports matplotlib when it starts; a SIGTERM inside a class body's
     # __set_name__ there came out as RuntimeError (Python 3.11 wraps what __set_name__ raises)
     # and ended the run with a traceback and exit 1. Any error that ends a run after the
     # signal reports the signal.
-    code = ("import os, signal, sys\n"
-            "sys.argv = ['bsvm-test']\n"
-            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-            "import click\n"
-            "from budgetsvm.cli import common\n"
-            "class Named:\n"
-            "    def __set_name__(self, owner, name):\n"
-            f"        os.kill(os.getpid(), {signum})\n"
-            "        for _ in range(10 ** 6):\n"
-            "            pass\n"
-            "@click.command()\n"
-            "def command():\n"
-            "    class Imported:\n"
-            "        attribute = Named()\n"
-            "    print('not interrupted')\n"
-            "common.run(command)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60)
+    result = _run_command_script("class Named:\n"
+                                 "    def __set_name__(self, owner, name):\n"
+                                 f"        os.kill(os.getpid(), {signum})\n"
+                                 "        for _ in range(10 ** 6):\n"
+                                 "            pass\n",
+                                 "    class Imported:\n"
+                                 "        attribute = Named()\n"
+                                 "    print('not interrupted')\n")
     assert result.returncode == status and result.stderr == f"{word}\n", result.stderr
     assert result.stdout == ""
 
@@ -398,21 +406,11 @@ def test_a_signal_while_a_process_pool_is_alive_is_one_line(signum, status, word
     # clean-up, and its resource tracker printed "There appear to be 5 leaked semaphore
     # objects to clean up at shutdown" after 'terminated' (a helper: 8 runs in about 300).
     # Here the command holds such a semaphore when the signal comes.
-    code = ("import multiprocessing, os, signal, sys\n"
-            "sys.argv = ['bsvm-test']\n"
-            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-            "import click\n"
-            "from budgetsvm.cli import common\n"
-            "held = []\n"
-            "@click.command()\n"
-            "def command():\n"
-            "    held.append(multiprocessing.get_context('spawn').Lock())\n"
-            f"    os.kill(os.getpid(), {signum})\n"
-            "    for _ in range(10 ** 7):\n"
-            "        pass\n"
-            "common.run(command)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60)
+    result = _run_command_script("held = []\n",
+                                 "    held.append(multiprocessing.get_context('spawn').Lock())\n"
+                                 f"    os.kill(os.getpid(), {signum})\n"
+                                 "    for _ in range(10 ** 7):\n"
+                                 "        pass\n")
     assert result.returncode == status and result.stderr == f"{word}\n", result.stderr
 
 
