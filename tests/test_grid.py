@@ -824,6 +824,27 @@ def test_a_signal_while_workers_start_on_piped_data_is_one_line(tmp_path, signum
     assert list(saved.iterdir()) == []             # the saved data are removed
 
 
+def test_piped_data_that_cannot_be_saved_for_the_workers_is_one_line(tmp_path):
+    # -j 2 on standard input saves the data for the workers (SavedData); a write that fails
+    # (a full disk; here a file size limit, with SIGXFSZ ignored so that the write fails
+    # instead of killing the process) is one line naming the file, exit 1, no file left
+    import resource
+
+    def file_size_limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    with open(HEART, "rb") as data:
+        result = subprocess.run([str(BIN / "bsvm-grid"), "-j", "2", "-v", "3", "-out", "null",
+                                 "-"], stdin=data, capture_output=True, text=True, timeout=60,
+                                env={**os.environ, "TMPDIR": str(tmp_path)},
+                                preexec_fn=file_size_limit)
+    assert result.returncode == 1 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(str(tmp_path / "bsvm-grid-"))
+    assert result.stderr.endswith(": cannot save the data for the worker processes "
+                                  "(File too large)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_workers_on_piped_data_get_the_rates_of_workers_that_read_the_file(tmp_path):
     # the oracle: the same search with the workers reading the file themselves
     env = {**os.environ, "TMPDIR": str(tmp_path)}
