@@ -588,6 +588,21 @@ def ctrl_c_raises():
     signal.signal(signal.SIGINT, previous)
 
 
+def _ordered_map_interrupted_after(seconds, item, items, ahead, check=lambda: None):
+    """ordered_map(item, items) on a pool of 2 threads, read to its end, with Ctrl-C arriving
+    after this many seconds: the block must raise KeyboardInterrupt; then check() runs, still
+    inside the pool (whose end would wait for items left running)."""
+    timer = _interrupt_main_thread_after(seconds)
+    try:
+        with threads.pool(2):
+            with pytest.raises(KeyboardInterrupt):
+                with threads.ordered_map(item, items, ahead=ahead) as results:
+                    list(results)
+            check()
+    finally:
+        timer.cancel()
+
+
 def _interrupt_main_thread_after(seconds):
     timer = threading.Timer(seconds, lambda: signal.pthread_kill(threading.main_thread().ident,
                                                                    signal.SIGINT))
@@ -607,15 +622,9 @@ def test_ordered_map_waits_for_the_item_whose_result_a_signal_interrupted(ctrl_c
         finished.append(i)
         return i
 
-    timer = _interrupt_main_thread_after(0.2)
-    try:
-        with threads.pool(2):
-            with pytest.raises(KeyboardInterrupt):
-                with threads.ordered_map(item, range(4), ahead=2) as results:
-                    list(results)
-            assert 0 in finished, "the block was left while item 0 still ran"
-    finally:
-        timer.cancel()
+    def item_0_had_finished():
+        assert 0 in finished, "the block was left while item 0 still ran"
+    _ordered_map_interrupted_after(0.2, item, range(4), ahead=2, check=item_0_had_finished)
 
 
 def test_commands_leave_an_item_stuck_in_one_call_behind_after_a_signal():
@@ -684,11 +693,4 @@ def test_a_signal_while_ordered_map_stops_its_items_after_an_error_is_not_lost(c
         time.sleep(0.6)
         return i
 
-    timer = _interrupt_main_thread_after(0.2)
-    try:
-        with threads.pool(2):
-            with pytest.raises(KeyboardInterrupt):
-                with threads.ordered_map(item, range(3), ahead=3) as results:
-                    list(results)
-    finally:
-        timer.cancel()
+    _ordered_map_interrupted_after(0.2, item, range(3), ahead=3)

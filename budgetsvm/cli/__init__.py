@@ -15,8 +15,8 @@ for _variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
     os.environ[_variable] = "1"
 
 
-# what an interrupted run prints and its exit status, by signal
-_STARTING_EXITS = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
+# what an interrupted run prints and its exit status, by signal (here and in common)
+SIGNAL_EXITS = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
 
 
 def _interrupted_while_starting(signum, frame):
@@ -27,7 +27,7 @@ def _interrupted_while_starting(signum, frame):
     # Raising SystemExit instead, Python could run this inside a callback that only prints its
     # exceptions ("Exception ignored in ... SystemExit: 130"), an import that catches every
     # exception could swallow it, and a second signal during the unwinding killed the process.
-    message, status = _STARTING_EXITS.get(signum, _STARTING_EXITS[signal.SIGINT])
+    message, status = SIGNAL_EXITS.get(signum, SIGNAL_EXITS[signal.SIGINT])
     try:
         os.write(2, (message + "\n").encode())
     except OSError:

@@ -16,7 +16,7 @@ import warnings
 import click
 
 from budgetsvm import threads
-from budgetsvm.cli import _interrupted_while_starting
+from budgetsvm.cli import SIGNAL_EXITS, _interrupted_while_starting
 from budgetsvm.errors import BsvmError, ParameterError, printable
 from budgetsvm.fileio import write_failure
 
@@ -51,7 +51,6 @@ def rewrite_glued_weights(argv):
 # The signal whose handler ran in this run, if one did: its exception may come out of the
 # command as another (see the end of _run)
 _signal_received = None
-_SIGNAL_EXITS = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
 
 
 def _on_sigterm(signum, frame):
@@ -260,7 +259,7 @@ def _fail(message, status):
     if _signal_received is not None:
         # after Ctrl-C or SIGTERM, whatever error ends the run (one of the interrupted work's
         # clean-up, or the signal's exception changed into another) reports the interruption
-        message, status = _SIGNAL_EXITS[_signal_received]
+        message, status = SIGNAL_EXITS[_signal_received]
     _ignore_signals()
     # one line: a newline or other control character inside (a file name's) is escaped, not
     # taken as the end of the message; a stderr that cannot take it (a pipe whose reader has
