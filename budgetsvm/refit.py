@@ -332,9 +332,16 @@ def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bia
         while True:
             xi_new = xi - t * y_df
             objective_new = _objective(w + t * d_w, xi_new, cost)
-            if objective_new <= objective + ARMIJO * t * slope or t < MIN_STEP:
+            if objective_new <= objective + ARMIJO * t * slope:
                 break
             t *= 0.5
+            if t < MIN_STEP:
+                break
+        if t < MIN_STEP:
+            # No step down to MIN_STEP decreases the objective enough (rounding near the
+            # optimum, or a direction spoilt by an ill-conditioned H): keep the last point, as
+            # an untried step could raise the objective.
+            break
         w = w + t * d_w
         b += t * d_b
         xi = xi_new
@@ -345,7 +352,7 @@ def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bia
         if t == 1.0 and np.array_equal(xi > 0.0, sums.active):
             converged = True
             break
-        if t < MIN_STEP or improvement <= 1e-15 * max(abs(objective), 1.0):
+        if improvement <= 1e-15 * max(abs(objective), 1.0):
             converged = improvement >= 0.0
             break
     return w, b, {"iterations": iteration, "objective": objective, "converged": converged,
