@@ -329,15 +329,13 @@ def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bia
         d_w, d_b = step[:r], float(step[r])
         y_df = y * (K @ (T @ d_w) + d_b)
         t = 1.0
-        while True:
+        while t >= MIN_STEP:
             xi_new = xi - t * y_df
             objective_new = _objective(w + t * d_w, xi_new, cost)
             if objective_new <= objective + ARMIJO * t * slope:
                 break
             t *= 0.5
-            if t < MIN_STEP:
-                break
-        if t < MIN_STEP:
+        else:
             # No step down to MIN_STEP decreases the objective enough (rounding near the
             # optimum, or a direction spoilt by an ill-conditioned H): keep the last point, as
             # an untried step could raise the objective.
@@ -352,8 +350,9 @@ def newton_refit(K, T, y, cost, w=None, b=0.0, max_iter=MAX_NEWTON_ITER, fit_bia
         if t == 1.0 and np.array_equal(xi > 0.0, sums.active):
             converged = True
             break
+        # (every step taken passed the Armijo test, so the improvement is never negative)
         if improvement <= 1e-15 * max(abs(objective), 1.0):
-            converged = improvement >= 0.0
+            converged = True
             break
     return w, b, {"iterations": iteration, "objective": objective, "converged": converged,
                   "n_active": int(np.count_nonzero(xi > 0.0))}
