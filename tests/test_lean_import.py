@@ -1,0 +1,119 @@
+"""budgetsvm.lean_import: the commands import scipy.sparse without numpy's unused submodules,
+and the result is the same namespace as after a plain `import scipy.sparse`.
+
+Each case runs in a fresh interpreter, since the test process has imported scipy long ago."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+# For every name that scipy's numpy compat namespace lists: whether it is numpy's own object
+# (`is`), else what it is. Then numpy's own listings, which must be as they were.
+DESCRIBE = r"""
+import json, sys
+import numpy
+compat = sys.modules.get("scipy._lib.array_api_compat.numpy")
+names = {}
+if compat is not None:
+    for name in compat.__all__:
+        value = getattr(compat, name)
+        same = hasattr(numpy, name) and getattr(numpy, name) is value
+        names[name] = "numpy's" if same else f"{type(value).__name__} {getattr(value, '__name__', '')}"
+print(json.dumps({"compat": names, "compat_dir": dir(compat) if compat else None,
+                  "numpy_all": sorted(numpy.__all__), "numpy_dir": dir(numpy)}))
+"""
+
+PLAIN = "import scipy.sparse\n" + DESCRIBE
+LEAN = "from budgetsvm.lean_import import import_scipy_sparse\nimport_scipy_sparse()\n" + DESCRIBE
+
+
+@pytest.fixture(scope="module")
+def compat_namespace():
+    """Skips where scipy builds no numpy compat namespace (there it is the plain import)."""
+    if not run(PLAIN)["compat"]:
+        pytest.skip("this scipy has no array_api_compat numpy namespace: the plain import")
+
+
+def run(script):
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout)
+
+
+def test_the_compat_namespace_is_the_same_as_after_a_plain_import():
+    plain, lean = run(PLAIN), run(LEAN)
+    assert lean == plain
+    # the names hidden during the import are there, and are numpy's objects
+    assert {plain["compat"].get(name) for name in ("f2py", "testing", "ma")} <= {"numpy's", None}
+
+
+MODULES_AFTER = r"""
+import sys
+from budgetsvm.lean_import import import_scipy_sparse
+import_scipy_sparse()
+import budgetsvm.io, budgetsvm.model_io, budgetsvm.train
+print(" ".join(sorted(m for m in ("numpy.f2py", "numpy.testing", "unittest")
+                      if m in sys.modules)))
+"""
+
+
+def test_the_unused_numpy_submodules_are_not_imported(compat_namespace):
+    plain = subprocess.run([sys.executable, "-c", MODULES_AFTER.replace(
+        "import_scipy_sparse()", "import scipy.sparse")], capture_output=True, text=True,
+        check=True).stdout.split()
+    lean = subprocess.run([sys.executable, "-c", MODULES_AFTER], capture_output=True,
+                          text=True, check=True).stdout.split()
+    assert plain == ["numpy.f2py", "numpy.testing", "unittest"]     # what the saving is
+    assert lean == []
+
+
+def test_a_later_attribute_fetches_the_submodule_on_first_use(compat_namespace):
+    out = run(LEAN.replace(DESCRIBE, r"""
+import json, sys
+compat = sys.modules["scipy._lib.array_api_compat.numpy"]
+before = "numpy.polynomial" in sys.modules
+import numpy
+print(json.dumps([before, compat.polynomial is numpy.polynomial,
+                  "numpy.polynomial" in sys.modules]))
+"""))
+    assert out == [False, True, True]
+
+
+def test_missing_names_still_raise_attribute_error():
+    script = LEAN.replace(DESCRIBE, r"""
+import sys
+compat = sys.modules.get("scipy._lib.array_api_compat.numpy")
+try:
+    getattr(compat, "no_such_name_at_all")
+except AttributeError:
+    print("AttributeError")
+""")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "AttributeError"
+
+
+def test_after_scipy_it_is_the_plain_import():
+    script = ("import scipy.sparse, numpy\nbefore = (list(numpy.__all__), dir(numpy))\n"
+              "from budgetsvm.lean_import import import_scipy_sparse\n"
+              "assert import_scipy_sparse() is scipy.sparse\n"
+              "assert (list(numpy.__all__), dir(numpy)) == before\nprint('ok')")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "ok"
+
+
+def test_the_commands_use_it(tmp_path, compat_namespace):
+    # bsvm-train's start (budgetsvm.cli, as the command's argv[0]) and a whole training run
+    data = tmp_path / "d.txt"
+    data.write_text("1 1:0.5 2:1\n-1 1:-0.5 2:-1\n1 1:0.4\n-1 2:-0.3\n")
+    script = (f"import sys\nsys.argv = ['bsvm-train', '-q', '-s', 'dcd', {str(data)!r}, "
+              f"{str(tmp_path / 'm')!r}]\n"
+              "from budgetsvm.cli import train\n"
+              "print(' '.join(m for m in ('numpy.f2py', 'numpy.testing') if m in sys.modules))\n"
+              "train.main()")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
+    assert (tmp_path / "m").read_text().startswith("budgetsvm_model")
