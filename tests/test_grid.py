@@ -854,7 +854,8 @@ def test_workers_on_piped_data_get_the_rates_of_workers_that_read_the_file(tmp_p
                                capture_output=True, text=True, timeout=120)
     read = run_subprocess([*args, HEART])
     assert piped.returncode == read.returncode == 0, piped.stderr + read.stderr
-    assert sorted(piped.stdout.splitlines()) == sorted(read.stdout.splitlines())
+    # with -j 2 each progress line's best-so-far depends on the order the points finish in
+    assert results_of(piped.stdout) == results_of(read.stdout)
     assert list(tmp_path.iterdir()) == []          # the saved data are removed
 
 
