@@ -14,10 +14,12 @@ fetches from numpy on first use. Every name it lists therefore resolves to the s
 after a plain import (tests/test_lean_import.py compares the two).
 
 Only the commands call this (budgetsvm.cli). A program that imports the library imports scipy
-as it likes. Where numpy or scipy do not look as expected (numpy 1.x, another scipy, scipy
-already imported) this is the plain import.
+as it likes. Where numpy or scipy do not look as expected (numpy 1.x, a scipy whose compat
+layer does not clone numpy's names, scipy already imported) this is the plain import.
 """
 import importlib
+import importlib.util
+import os
 import sys
 
 COMPAT_NUMPY = "scipy._lib.array_api_compat.numpy"
@@ -25,7 +27,8 @@ COMPAT_NUMPY = "scipy._lib.array_api_compat.numpy"
 
 def import_scipy_sparse():
     """Import scipy.sparse (see the module's docstring) and return it."""
-    if "scipy.sparse" in sys.modules or COMPAT_NUMPY in sys.modules:
+    if "scipy.sparse" in sys.modules or COMPAT_NUMPY in sys.modules or \
+            not _scipy_clones_numpy():
         return importlib.import_module("scipy.sparse")
     import numpy
     submodules = getattr(numpy, "__numpy_submodules__", None)
@@ -33,16 +36,32 @@ def import_scipy_sparse():
     if not submodules or not isinstance(public, list) or not callable(listing):
         return importlib.import_module("scipy.sparse")
     not_loaded = {name for name in submodules if f"numpy.{name}" not in sys.modules}
-    numpy.__all__ = [name for name in public if name not in not_loaded]
-    numpy.__dir__ = lambda: [name for name in listing() if name not in not_loaded]
     try:
-        sparse = importlib.import_module("scipy.sparse")
+        numpy.__all__ = [name for name in public if name not in not_loaded]
+        numpy.__dir__ = lambda: [name for name in listing() if name not in not_loaded]
+        return importlib.import_module("scipy.sparse")
     finally:
         numpy.__all__, numpy.__dir__ = public, listing
-    compat = sys.modules.get(COMPAT_NUMPY)
-    if compat is not None:
-        _give_back(compat, not_loaded - set(vars(compat)), numpy)
-    return sparse
+        # also when the import failed after building the namespace: a caller may go on
+        compat = sys.modules.get(COMPAT_NUMPY)
+        if compat is not None:
+            _give_back(compat, not_loaded - set(vars(compat)), numpy)
+
+
+def _scipy_clones_numpy():
+    """Whether this scipy builds its compat namespace the way the module's docstring says
+    (its source calls clone_module), found without importing scipy; else the plain import."""
+    spec = importlib.util.find_spec("scipy")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    for folder in spec.submodule_search_locations:
+        source = os.path.join(folder, "_lib", "array_api_compat", "numpy", "__init__.py")
+        try:
+            with open(source, encoding="utf-8") as file:
+                return "clone_module(" in file.read()
+        except OSError:
+            continue
+    return False
 
 
 def _give_back(compat, hidden, numpy):

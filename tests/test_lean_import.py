@@ -69,7 +69,8 @@ def test_the_unused_numpy_submodules_are_not_imported(compat_namespace):
         check=True).stdout.split()
     lean = subprocess.run([sys.executable, "-c", MODULES_AFTER], capture_output=True,
                           text=True, check=True).stdout.split()
-    assert plain == ["numpy.f2py", "numpy.testing", "unittest"]     # what the saving is
+    if not plain:
+        pytest.skip("this scipy's plain import loads none of them: nothing to save")
     assert lean == []
 
 
@@ -85,7 +86,7 @@ print(json.dumps([before, compat.polynomial is numpy.polynomial,
     assert out == [False, True, True]
 
 
-def test_missing_names_still_raise_attribute_error():
+def test_missing_names_still_raise_attribute_error(compat_namespace):
     script = LEAN.replace(DESCRIBE, r"""
 import sys
 compat = sys.modules.get("scipy._lib.array_api_compat.numpy")
@@ -122,3 +123,38 @@ def test_the_commands_use_it(tmp_path, compat_namespace):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
     assert (tmp_path / "m").read_text().startswith("budgetsvm_model")
+
+
+def test_a_failed_import_leaves_numpy_and_the_namespace_whole(compat_namespace):
+    # scipy.sparse fails after the compat namespace is built (a module of it cannot be found):
+    # the error comes out, numpy's listings are back and the namespace has every name
+    failing = LEAN.replace("import_scipy_sparse()\n", """\
+class Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name == "scipy.sparse._csr":
+            raise ImportError("no scipy.sparse._csr (test)")
+sys.meta_path.insert(0, Missing())
+try:
+    import_scipy_sparse()
+except ImportError as error:
+    print("ImportError:", error)
+""").replace("from budgetsvm", "import sys\nfrom budgetsvm", 1)
+    done = subprocess.run([sys.executable, "-c", failing], capture_output=True, text=True,
+                          check=True)
+    first, described = done.stdout.split("\n", 1)
+    assert first == "ImportError: no scipy.sparse._csr (test)"
+    assert json.loads(described) == run(PLAIN)
+
+
+def test_a_scipy_that_does_not_clone_numpy_gets_the_plain_import():
+    script = ("import sys, numpy\nbefore = list(numpy.__all__)\n"
+              "from budgetsvm import lean_import\n"
+              "lean_import._scipy_clones_numpy = lambda: False\n"
+              "lean_import.import_scipy_sparse()\n"
+              "print(list(numpy.__all__) == before, 'numpy.f2py' in sys.modules)")
+    plain_loads_f2py = "numpy.f2py" in subprocess.run(
+        [sys.executable, "-c", "import sys, scipy.sparse; print(sorted(sys.modules))"],
+        capture_output=True, text=True, check=True).stdout
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["True", str(plain_loads_f2py)]
