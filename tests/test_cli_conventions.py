@@ -460,12 +460,14 @@ def test_a_second_run_in_one_process_shows_its_warnings_and_keeps_the_callers_si
     assert signal.getsignal(signal.SIGTERM) == before
 
 
-@pytest.mark.parametrize("module", ["budgetsvm.fileio", "numpy"])
+@pytest.mark.parametrize("module", ["budgetsvm.fileio", "numpy", "scipy.sparse",
+                                    "scipy._lib.array_api_compat.numpy"])
 def test_ctrl_c_during_any_import_of_the_commands_is_one_line(tmp_path, module):
     # Ctrl-C arrives while this module is imported (an import hook sends it): the commands'
     # start-up handler must already be in place. budgetsvm.fileio (compression modules,
     # hashlib: 10-25 ms) was imported before it was installed, and the signal then ended the
-    # process with a KeyboardInterrupt traceback.
+    # process with a KeyboardInterrupt traceback. The scipy modules are imported while
+    # budgetsvm.lean_import has numpy's listings trimmed.
     code = (
         "import importlib.abc, os, signal, sys, time\n"
         "sys.argv = ['bsvm-train', '-q', '-s', 'dcd', 'data', 'm']\n"
