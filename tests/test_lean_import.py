@@ -19,13 +19,15 @@ if compat is not None:
     for name in compat.__all__:
         value = getattr(compat, name)
         same = hasattr(numpy, name) and getattr(numpy, name) is value
-        names[name] = "numpy's" if same else f"{type(value).__name__} {getattr(value, '__name__', '')}"
+        kind = f"{type(value).__name__} {getattr(value, '__name__', '')}"
+        names[name] = "numpy's" if same else kind
 print(json.dumps({"compat": names, "compat_dir": dir(compat) if compat else None,
                   "numpy_all": sorted(numpy.__all__), "numpy_dir": dir(numpy)}))
 """
 
+IMPORTER = "from budgetsvm.lean_import import import_scipy_sparse\n"
 PLAIN = "import scipy.sparse\n" + DESCRIBE
-LEAN = "from budgetsvm.lean_import import import_scipy_sparse\nimport_scipy_sparse()\n" + DESCRIBE
+LEAN = IMPORTER + "import_scipy_sparse()\n" + DESCRIBE
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +42,14 @@ def compat_namespace():
                     f"import")
 
 
+def python(script):
+    """Standard output of the script, run in a fresh interpreter (which must succeed)."""
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True).stdout
+
+
 def run(script):
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          check=True)
-    return json.loads(done.stdout)
+    return json.loads(python(script))
 
 
 def test_the_compat_namespace_is_the_same_as_after_a_plain_import():
@@ -64,40 +70,35 @@ print(" ".join(sorted(m for m in ("numpy.f2py", "numpy.testing", "unittest")
 
 
 def test_the_unused_numpy_submodules_are_not_imported(compat_namespace):
-    plain = subprocess.run([sys.executable, "-c", MODULES_AFTER.replace(
-        "import_scipy_sparse()", "import scipy.sparse")], capture_output=True, text=True,
-        check=True).stdout.split()
-    lean = subprocess.run([sys.executable, "-c", MODULES_AFTER], capture_output=True,
-                          text=True, check=True).stdout.split()
+    plain = python(MODULES_AFTER.replace("import_scipy_sparse()", "import scipy.sparse")).split()
+    lean = python(MODULES_AFTER).split()
     if not plain:
         pytest.skip("this scipy's plain import loads none of them: nothing to save")
     assert lean == []
 
 
 def test_a_later_attribute_fetches_the_submodule_on_first_use(compat_namespace):
-    out = run(LEAN.replace(DESCRIBE, r"""
+    out = run(IMPORTER + "import_scipy_sparse()\n" + r"""
 import json, sys
 compat = sys.modules["scipy._lib.array_api_compat.numpy"]
 before = "numpy.polynomial" in sys.modules
 import numpy
 print(json.dumps([before, compat.polynomial is numpy.polynomial,
                   "numpy.polynomial" in sys.modules]))
-"""))
+""")
     assert out == [False, True, True]
 
 
 def test_missing_names_still_raise_attribute_error(compat_namespace):
-    script = LEAN.replace(DESCRIBE, r"""
+    script = IMPORTER + "import_scipy_sparse()\n" + r"""
 import sys
 compat = sys.modules.get("scipy._lib.array_api_compat.numpy")
 try:
     getattr(compat, "no_such_name_at_all")
 except AttributeError:
     print("AttributeError")
-""")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          check=True)
-    assert done.stdout.strip() == "AttributeError"
+"""
+    assert python(script).strip() == "AttributeError"
 
 
 def test_after_scipy_it_is_the_plain_import():
@@ -105,9 +106,7 @@ def test_after_scipy_it_is_the_plain_import():
               "from budgetsvm.lean_import import import_scipy_sparse\n"
               "assert import_scipy_sparse() is scipy.sparse\n"
               "assert (list(numpy.__all__), dir(numpy)) == before\nprint('ok')")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          check=True)
-    assert done.stdout.strip() == "ok"
+    assert python(script).strip() == "ok"
 
 
 def test_the_commands_use_it(tmp_path, compat_namespace):
@@ -128,7 +127,7 @@ def test_the_commands_use_it(tmp_path, compat_namespace):
 def test_a_failed_import_leaves_numpy_and_the_namespace_whole(compat_namespace):
     # scipy.sparse fails after the compat namespace is built (a module of it cannot be found):
     # the error comes out, numpy's listings are back and the namespace has every name
-    failing = LEAN.replace("import_scipy_sparse()\n", """\
+    failing = "import sys\n" + IMPORTER + """\
 class Missing:
     def find_spec(self, name, path=None, target=None):
         if name == "scipy.sparse._csr":
@@ -138,10 +137,8 @@ try:
     import_scipy_sparse()
 except ImportError as error:
     print("ImportError:", error)
-""").replace("from budgetsvm", "import sys\nfrom budgetsvm", 1)
-    done = subprocess.run([sys.executable, "-c", failing], capture_output=True, text=True,
-                          check=True)
-    first, described = done.stdout.split("\n", 1)
+""" + DESCRIBE
+    first, described = python(failing).split("\n", 1)
     assert first == "ImportError: no scipy.sparse._csr (test)"
     assert json.loads(described) == run(PLAIN)
 
@@ -152,9 +149,6 @@ def test_a_scipy_that_does_not_clone_numpy_gets_the_plain_import():
               "lean_import._scipy_clones_numpy = lambda: False\n"
               "lean_import.import_scipy_sparse()\n"
               "print(list(numpy.__all__) == before, 'numpy.f2py' in sys.modules)")
-    plain_loads_f2py = "numpy.f2py" in subprocess.run(
-        [sys.executable, "-c", "import sys, scipy.sparse; print(sorted(sys.modules))"],
-        capture_output=True, text=True, check=True).stdout
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          check=True)
-    assert done.stdout.split() == ["True", str(plain_loads_f2py)]
+    plain_loads_f2py = "numpy.f2py" in python(
+        "import sys, scipy.sparse; print(sorted(sys.modules))")
+    assert python(script).split() == ["True", str(plain_loads_f2py)]
