@@ -64,6 +64,35 @@ def available_cores():
         return max(1, os.cpu_count() or 1)
 
 
+# mallopt's parameter for the largest number of malloc arenas (glibc's malloc.h)
+_M_ARENA_MAX = -8
+
+
+def share_one_malloc_arena():
+    """Make every thread of this process allocate from one malloc arena; for the commands,
+    before they start threads. Returns whether it was set: not where the C library is not
+    glibc, nor when the user chose the number (MALLOC_ARENA_MAX or GLIBC_TUNABLES).
+
+    glibc gives each new thread an arena of its own (up to 8 per core), and memory freed in
+    an arena is reused only by allocations from that arena: a part that one thread finished
+    (a fold's copy of its rows, a block of test rows) stayed resident while the next part
+    allocated anew in another thread's arena, so peak memory grew with the thread count
+    beyond the parts that really run at the same time (bsvm-train -s bsgd -v 5 on a9a at
+    -n 8: 743 MB, 675 MB with one arena; docs/BENCHMARKS.md, worker threads). Sharing one
+    arena costs no time: the threads allocate while they hold the GIL (numpy) or before their
+    compiled loops start, not inside them, so they hardly ever wait for its lock."""
+    if "MALLOC_ARENA_MAX" in os.environ or \
+            "malloc.arena_max" in os.environ.get("GLIBC_TUNABLES", ""):
+        return False
+    try:
+        if not os.confstr("CS_GNU_LIBC_VERSION"):
+            return False
+        import ctypes
+        return ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1) == 1
+    except (AttributeError, OSError, ValueError):   # not glibc, or no confstr (Windows)
+        return False
+
+
 def resolve(n_threads):
     """The number of threads ``n_threads`` asks for: None → available_cores(); ≥ 1 as given.
 

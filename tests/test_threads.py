@@ -6,6 +6,7 @@ prediction; the serial loop's exception for a failing part; the exit codes and t
 of any output file after Ctrl-C/SIGTERM for runs interrupted in their worker threads.
 """
 import gc
+import os
 import signal
 import subprocess
 import sys
@@ -694,3 +695,60 @@ def test_a_signal_while_ordered_map_stops_its_items_after_an_error_is_not_lost(c
         return i
 
     _ordered_map_interrupted_after(0.2, item, range(3), ahead=3)
+
+
+# Four threads that are alive at the same time each allocate with malloc, then the process
+# counts the heaps (arenas) that glibc's malloc_info lists. glibc gives every new thread an
+# arena of its own while there are fewer than 8 per core, so without a limit there are 5.
+ARENA_COUNT = """
+import ctypes, os, sys, tempfile, threading
+if sys.argv[1] == "command":
+    sys.argv[0] = "bsvm-train"            # what the commands' processes see
+import budgetsvm.cli
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.fopen.restype = ctypes.c_void_p
+libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+libc.fclose.argtypes = [ctypes.c_void_p]
+together = threading.Barrier(4)
+def allocate():
+    libc.malloc(100)
+    together.wait()
+workers = [threading.Thread(target=allocate) for _ in range(4)]
+for worker in workers:
+    worker.start()
+for worker in workers:
+    worker.join()
+fd, path = tempfile.mkstemp()
+os.close(fd)
+info = libc.fopen(path.encode(), b"w")
+libc.malloc_info(0, info)
+libc.fclose(info)
+print(open(path).read().count("<heap nr="))
+os.remove(path)
+"""
+
+
+def _is_glibc():
+    try:
+        return bool(os.confstr("CS_GNU_LIBC_VERSION"))
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+@pytest.mark.skipif(not _is_glibc(), reason="malloc arenas and malloc_info are glibc's")
+@pytest.mark.parametrize("process, user_setting, heaps", [
+    ("command", None, 1),          # the commands: one arena for every thread
+    ("library", None, 5),          # a program that imports the package keeps glibc's default
+    ("command", "3", 3),           # the user's MALLOC_ARENA_MAX wins
+])
+def test_the_commands_threads_share_one_malloc_arena(process, user_setting, heaps):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MALLOC_ARENA_MAX", "GLIBC_TUNABLES")}
+    if user_setting is not None:
+        env["MALLOC_ARENA_MAX"] = user_setting
+    result = subprocess.run([sys.executable, "-c", ARENA_COUNT, process], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) == heaps

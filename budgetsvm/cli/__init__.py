@@ -55,3 +55,6 @@ if os.path.basename(sys.argv[0] if sys.argv else "").startswith("bsvm-"):
     # before the command's modules import scipy.sparse: about 70 ms less start-up
     from budgetsvm.lean_import import import_scipy_sparse
     import_scipy_sparse()
+    # before any worker thread allocates: one malloc arena for all of them (lower peak memory)
+    from budgetsvm.threads import share_one_malloc_arena
+    share_one_malloc_arena()
