@@ -85,7 +85,9 @@ def _parser_thread():
     active pool: a buffer parsed by each of its n threads in turn would leave a buffer's worth
     of freed memory in each thread's malloc arena (glibc keeps it for reuse), and memory would
     grow with -n (mnist scaled, 16 MB buffers, B = 100, the epochs: 247 MB with -n 8 on the
-    pool's threads, 210 MB on this one thread, about 190 MB with -n 2 either way)."""
+    pool's threads, 210 MB on this one thread, about 190 MB with -n 2 either way; measured
+    before the commands shared one malloc arena, threads.share_one_malloc_arena, so it still
+    holds for library use)."""
     if threads.current_threads() <= 1:
         yield None
         return

@@ -73,14 +73,15 @@ def share_one_malloc_arena():
     before they start threads. Returns whether it was set: not where the C library is not
     glibc, nor when the user chose the number (MALLOC_ARENA_MAX or GLIBC_TUNABLES).
 
-    glibc gives each new thread an arena of its own (up to 8 per core), and memory freed in
-    an arena is reused only by allocations from that arena: a part that one thread finished
-    (a fold's copy of its rows, a block of test rows) stayed resident while the next part
-    allocated anew in another thread's arena, so peak memory grew with the thread count
+    glibc gives each new thread an arena of its own (on 64-bit, up to 8 per core), and memory
+    freed in an arena is reused only by allocations from that arena: a part that one thread
+    finished (a fold's copy of its rows, a block of test rows) stayed resident while the next
+    part allocated anew in another thread's arena, so peak memory grew with the thread count
     beyond the parts that really run at the same time (bsvm-train -s bsgd -v 5 on a9a at
     -n 8: 743 MB, 675 MB with one arena; docs/BENCHMARKS.md, worker threads). Sharing one
-    arena costs no time: the threads allocate while they hold the GIL (numpy) or before their
-    compiled loops start, not inside them, so they hardly ever wait for its lock."""
+    arena cost no measurable time there: the threads allocate mostly while they hold the GIL
+    (numpy) or before their compiled loops start; inside them only the budget store's pattern
+    buffers grow (budgetsvm/_budget.pyx, rarely), so they seldom wait for the arena's lock."""
     if "MALLOC_ARENA_MAX" in os.environ or \
             "malloc.arena_max" in os.environ.get("GLIBC_TUNABLES", ""):
         return False

@@ -739,15 +739,15 @@ def _is_glibc():
 
 @pytest.mark.skipif(not _is_glibc(), reason="malloc arenas and malloc_info are glibc's")
 @pytest.mark.parametrize("process, user_setting, heaps", [
-    ("command", None, 1),          # the commands: one arena for every thread
-    ("library", None, 5),          # a program that imports the package keeps glibc's default
-    ("command", "3", 3),           # the user's MALLOC_ARENA_MAX wins
+    ("command", {}, 1),            # the commands: one arena for every thread
+    ("library", {}, 5),            # a program that imports the package keeps glibc's default
+    ("command", {"MALLOC_ARENA_MAX": "3"}, 3),                         # the user's choice wins
+    ("command", {"GLIBC_TUNABLES": "glibc.malloc.arena_max=2"}, 2),    # in either form
 ])
 def test_the_commands_threads_share_one_malloc_arena(process, user_setting, heaps):
     env = {k: v for k, v in os.environ.items()
            if k not in ("MALLOC_ARENA_MAX", "GLIBC_TUNABLES")}
-    if user_setting is not None:
-        env["MALLOC_ARENA_MAX"] = user_setting
+    env.update(user_setting)
     result = subprocess.run([sys.executable, "-c", ARENA_COUNT, process], env=env,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
