@@ -68,6 +68,14 @@ def available_cores():
 _M_ARENA_MAX = -8
 
 
+def is_glibc():
+    """Whether the process runs on glibc (the C library that os.confstr names)."""
+    try:
+        return bool(os.confstr("CS_GNU_LIBC_VERSION"))
+    except (AttributeError, OSError, ValueError):   # Windows, musl, macOS
+        return False
+
+
 def share_one_malloc_arena():
     """Make every thread of this process allocate from one malloc arena; for the commands,
     before they start threads. Returns whether it was set: not where the C library is not
@@ -83,14 +91,12 @@ def share_one_malloc_arena():
     (numpy) or before their compiled loops start; inside them only the budget store's pattern
     buffers grow (budgetsvm/_budget.pyx, rarely), so they seldom wait for the arena's lock."""
     if "MALLOC_ARENA_MAX" in os.environ or \
-            "malloc.arena_max" in os.environ.get("GLIBC_TUNABLES", ""):
+            "malloc.arena_max" in os.environ.get("GLIBC_TUNABLES", "") or not is_glibc():
         return False
     try:
-        if not os.confstr("CS_GNU_LIBC_VERSION"):
-            return False
         import ctypes
         return ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1) == 1
-    except (AttributeError, OSError, ValueError):   # not glibc, or no confstr (Windows)
+    except (AttributeError, OSError):               # a glibc without mallopt in reach
         return False
 
 

@@ -730,14 +730,7 @@ os.remove(path)
 """
 
 
-def _is_glibc():
-    try:
-        return bool(os.confstr("CS_GNU_LIBC_VERSION"))
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
-@pytest.mark.skipif(not _is_glibc(), reason="malloc arenas and malloc_info are glibc's")
+@pytest.mark.skipif(not threads.is_glibc(), reason="malloc arenas and malloc_info are glibc's")
 @pytest.mark.parametrize("process, user_setting, heaps", [
     ("command", {}, 1),            # the commands: one arena for every thread
     ("library", {}, 5),            # a program that imports the package keeps glibc's default
