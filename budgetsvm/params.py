@@ -44,7 +44,8 @@ class TrainParams:
     # optimisation
     eps: float | None = None          # None: per-solver default (the registry's default_eps)
     # outer iterations of linear solvers; 0 = unlimited; None: per-solver default (the
-    # registry's default_max_iter: 1000 as LIBLINEAR's dual CD, ww 100000 as its -s 4)
+    # registry's default_max_iter: 1000 as LIBLINEAR's dual CD up to 2.41 (300 since 2.42),
+    # ww 100000 as its -s 4)
     max_iter: int | None = None
     shrinking: bool = True
     stop: str = "strict"              # dcd stopping test: strict (LIBLINEAR >= 2.42) or classic
@@ -344,7 +345,7 @@ OPTIONS = {o.name: o for o in (
                 "not depend on it"),
     Option("max_iter", ("--max-iter",), _LINEAR, int,
            help="linear solvers: maximum outer iterations, 0 (unlimited) to 2^63-1 "
-                "[dcd/acf 1000, ww 100000, as LIBLINEAR]"),
+                "[dcd/acf 1000 (LIBLINEAR up to 2.41; 300 since), ww 100000 (as LIBLINEAR -s 4)]"),
     Option("loss", ("--loss",), ("dcd", "acf"), LOSSES,
            help="dcd/acf: hinge (l1, LIBLINEAR -s 3) or squared hinge (l2, -s 1)"),
     Option("stop", ("--stop",), ("dcd",), STOPS,
