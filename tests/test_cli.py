@@ -126,8 +126,8 @@ def test_more_folds_than_rows_is_leave_one_out_as_liblinear(tmp_path, tool):
     result = run(tool, *options, plain, cwd=tmp_path)
     err = result.stderr.decode()
     assert result.returncode == 0, err
-    # at this tolerance the folds stop at the 1000 iterations, as LIBLINEAR's do (its train -v
-    # without -q prints its warning for each of the 270)
+    # at this tolerance the folds reach --max-iter, as LIBLINEAR's reach its own cap (its
+    # train -v without -q prints its warning for each of the 270)
     assert err.splitlines() == ["warning: -v 300 asks for more folds than the 270 training rows: "
                                 "using 270 folds (leave-one-out cross validation)", FOLD_MAX_ITER]
     out = result.stdout.decode()
@@ -135,6 +135,19 @@ def test_more_folds_than_rows_is_leave_one_out_as_liblinear(tmp_path, tool):
         else re.search(r"^1\.0 ([\d.]+)$", out, re.M)
     assert rate, out
     assert float(rate.group(1)) == pytest.approx(theirs, abs=1e-3)     # %g: 6 digits
+
+
+def test_quiet_still_warns_that_the_folds_are_leave_one_out_as_svm_train(tmp_path):
+    # svm-train -q and LIBLINEAR's train -q print this warning (fprintf to stderr, not their
+    # quiet-able info()): the cross validation is not the one asked for
+    five = tmp_path / "five"
+    five.write_bytes(b"".join(__import__("lzma").open(DATA / "heart_scale.xz").readlines()[:5]))
+    result = run("bsvm-train", "-q", "-s", "dcd", "-v", "10", five, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stderr.decode().splitlines() == [
+        "warning: -v 10 asks for more folds than the 5 training rows: using 5 folds "
+        "(leave-one-out cross validation)"]
+    assert re.fullmatch(r"Cross Validation Accuracy = [\d.]+%\n", result.stdout.decode())
 
 
 def test_a_fold_whose_training_part_has_one_class_predicts_it_as_liblinear(tmp_path):

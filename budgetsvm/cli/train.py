@@ -306,7 +306,9 @@ def command(folds, quiet, stats, probability, model_format, zero_based, monitor_
                             "validation (-v) needs at least 2")
         folds, warning = usable_folds(folds, len(y))
         if warning:
-            info(warning, quiet)
+            # even with -q, as svm-train and LIBLINEAR's train print it: the run is not the
+            # one asked for
+            info(warning, False)
         for label in small_classes(y, folds):
             info(f"warning: class {label:g} has fewer rows than the {folds} folds", quiet)
         with task_progress(f"{folds}-fold cross validation", total=folds, quiet=quiet) as update:
