@@ -72,14 +72,17 @@ class Scaling:
 
     kind: 'minmax' (a = min, b = max; lower, upper) or 'standardize' (a = mean, b = sd);
     a, b: float64 arrays (width,) indexed by column (index − 1); keep: bool (width,);
+    listed: bool (width,), the columns a restore file lists (default: keep), kept or not (a
+    listed min = max is left out without svm-scale's warning for unlisted features);
     y: None or (y_lower, y_upper, y_min, y_max).
     """
 
-    def __init__(self, kind, a, b, keep, lower=-1.0, upper=1.0, y=None):
+    def __init__(self, kind, a, b, keep, lower=-1.0, upper=1.0, y=None, listed=None):
         self.kind = kind
         self.a = np.asarray(a, dtype=np.float64)
         self.b = np.asarray(b, dtype=np.float64)
         self.keep = np.asarray(keep, dtype=bool)
+        self.listed = self.keep if listed is None else np.asarray(listed, dtype=bool)
         self.lower, self.upper = float(lower), float(upper)
         self.y = y
 
@@ -378,7 +381,9 @@ def load_scaling(path, zero_based=False):
     width = prev + 1 - base
     a, b = np.zeros(width), np.zeros(width)
     keep = np.zeros(width, dtype=bool)
+    listed = np.zeros(width, dtype=bool)
     for index, (lo, hi) in entries.items():
         a[index - base], b[index - base] = lo, hi
         keep[index - base] = lo != hi if kind == "minmax" else True
-    return Scaling(kind, a, b, keep, lower, upper, y)
+        listed[index - base] = True
+    return Scaling(kind, a, b, keep, lower, upper, y, listed)

@@ -337,6 +337,23 @@ def test_restore_warns_of_the_features_the_file_does_not_list(tmp_path):
                for item in line.split()[1:])
 
 
+def test_a_listed_feature_with_min_equal_to_max_is_left_out_without_a_warning(tmp_path):
+    # svm-scale warns only of indices its restore file does not list; a listed one with
+    # min = max is dropped from the output silently (output(): feature_max == feature_min)
+    (tmp_path / "p").write_text("x\n-1 1\n1 2 2\n2 0 1\n")
+    (tmp_path / "t").write_text("1 1:2 2:0.5\n-1 1:7 2:1\n1 1:3 3:4\n-1 3:5\n")
+    r = scale("-r", "p", "t", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    # feature 1 (listed, constant): left out, no line about it; feature 3 (unlisted, varies):
+    # the warning, and left out as well
+    assert r.stderr.splitlines() == [
+        "WARNING: 1 feature index(es) of t (the first: 3) are not in the scaling file p: they "
+        "are scaled to 0 (left out), as svm-scale does"]
+    # svm-scale 3.37's bytes for these files (feature 2 at 0.5 scales to 0 and is omitted; its
+    # implicit zeros scale to -1)
+    assert r.stdout == "1 \n-1 2:1 \n1 2:-1 \n-1 2:-1 \n"
+
+
 def test_an_unwritable_save_file_fails_before_reading_the_data(tmp_path):
     # the data come from a pipe that is never closed: an error only after the pass would hang
     process = subprocess.Popen([sys.executable, "-m", "budgetsvm.cli.scale", "-s", "nodir/p",

@@ -180,7 +180,7 @@ def _restore(scaling, restore_file, data_file, precise, zero_based=False):
     """-r: a first pass checks the whole file (so that a bad line writes nothing, as without -r)
     and finds the features the restore file does not list, which are left out (svm-scale scales
     them to 0, with a warning for each); then the output pass."""
-    listed = scaling.keep
+    listed = scaling.listed
 
     def check(X, y):
         # per column the restore file does not list: (column, min, max, count) of its values
