@@ -372,9 +372,10 @@ def check_not_an_input(output, inputs):
     """Raise ParameterError (a usage error) when the output (role, path) names the same file as
     one of the inputs (role, path), through links and other names: writing it would destroy
     that input before, or while, it is read. An input ``-`` is the file standard input reads
-    (``- < file``); an output ``-`` and paths that do not exist pass."""
+    (``- < file``), an output ``-`` the file standard output writes (``>> file``, ``1<> file``);
+    paths that do not exist pass."""
     out_role, out_path = output
-    if out_path in (None, "-"):
+    if out_path is None:
         return
     for in_role, in_path in inputs:
         if in_path is None:
@@ -382,9 +383,10 @@ def check_not_an_input(output, inputs):
         try:
             # "-": the file standard input reads (`- < file`), which the output would replace
             in_stat = os.fstat(0) if in_path == "-" else os.stat(in_path)
-            out_stat = os.stat(out_path)
+            out_stat = os.fstat(1) if out_path == "-" else os.stat(out_path)
         except OSError:         # one does not exist (yet): two outputs may still be one path
-            same = in_path != "-" and os.path.realpath(out_path) == os.path.realpath(in_path)
+            same = "-" not in (in_path, out_path) and \
+                os.path.realpath(out_path) == os.path.realpath(in_path)
         else:
             # devices and pipes (a terminal as /dev/stdin and /dev/stdout, /dev/null) are
             # written in place and read as streams: only a regular file can be overwritten
@@ -392,6 +394,9 @@ def check_not_an_input(output, inputs):
         if same:
             named = " (standard input)" if in_path == "-" else \
                 "" if os.fspath(in_path) == os.fspath(out_path) else f" ({in_path})"
+            if out_path == "-":
+                raise ParameterError(f"standard output is the {in_role}{named}: refusing to "
+                                     f"write the {out_role} into it")
             raise ParameterError(f"{out_path}: is the {in_role}{named}: refusing to overwrite "
                                  f"it with the {out_role}")
 

@@ -76,6 +76,35 @@ def test_no_output_overwrites_an_input(tmp_path, heart, model):
         assert heart.read_bytes() == original and model.read_bytes() == trained
 
 
+def test_standard_output_redirected_into_an_input_is_refused(tmp_path, heart, model):
+    # `- >> heart` and `1<> heart` write the input itself, as the name /dev/stdout would:
+    # refused before any work (exit 2), the input unchanged; standard input the same file too
+    original, trained = heart.read_bytes(), model.read_bytes()
+    cases = [
+        (("bsvm-train", "-q", "-s", "dcd", "heart", "-"), None, "training file (heart)",
+         "model file"),
+        (("bsvm-predict", "heart", "m", "-"), None, "test file (heart)", "predictions"),
+        (("bsvm-scale", "heart"), None, "data file (heart)", "scaled data"),
+        (("bsvm-scale", "-"), heart, "data file (standard input)", "scaled data"),
+        (("bsvm-grid", "-s", "dcd", "-log2c", "0,0,1", "-log2g", "null", "-out", "-", "heart"),
+         None, "data file (heart)", "-out file"),
+    ]
+    for (tool, *args), stdin_file, role, what in cases:
+        for mode in ("ab", "r+b"):                    # >> heart, 1<> heart
+            stdin = open(stdin_file, "rb") if stdin_file else subprocess.DEVNULL
+            with open(heart, mode) as out:
+                result = run(tool, *args, cwd=tmp_path, stdout=out, stdin=stdin)
+            if stdin_file:
+                stdin.close()
+            assert one_line(result, 2) == (f"Usage error: standard output is the {role}: "
+                                           f"refusing to write the {what} into it")
+            assert heart.read_bytes() == original and model.read_bytes() == trained
+    # standard output on another file still works
+    with open(tmp_path / "out", "wb") as out:
+        assert run("bsvm-predict", "heart", "m", "-", cwd=tmp_path, stdout=out).returncode == 0
+    assert len((tmp_path / "out").read_text().splitlines()) == 270
+
+
 def test_an_output_name_ending_in_a_slash_replaces_no_file(tmp_path, heart, model):
     # open("x/", "w") fails; the atomic rename went to realpath("x/") == "x"
     (tmp_path / "x").write_text("keep\n")

@@ -110,6 +110,8 @@ def _scale(lower, upper, y_range, save_file, restore_file, standardize, precise,
         raise click.UsageError(f"-s {save_file}: the scaled data go to standard output; give the "
                                "parameters a file")
     check_not_an_input(("scaling parameters", save_file), [("data file", data_file)])
+    check_not_an_input(("scaled data", "-"), [("data file", data_file),
+                                              ("restore file", restore_file)])
     check_output_path(save_file)        # before the pass over the data, not after it
     if restore_file is not None:
         if lower is not None or upper is not None or y_range is not None or standardize:
