@@ -22,20 +22,24 @@ def _locate(path, line, message):
     return f"{name}:{line}: {message}" if line else f"{name}: {message}"
 
 
-class DataFormatError(BsvmError):
+class _LocatedError(BsvmError):
+    """``FILE:LINE: problem``. Pickled with its three parts (an exception is re-created from
+    its args, here the one message), so that bsvm-grid's worker processes can pass it back."""
+
+    def __init__(self, path, line, message):
+        self.path, self.line, self.problem = path, line, message
+        super().__init__(_locate(path, line, message))
+
+    def __reduce__(self):
+        return type(self), (self.path, self.line, self.problem)
+
+
+class DataFormatError(_LocatedError):
     """A malformed LIBSVM data file: ``FILE:LINE: problem``."""
 
-    def __init__(self, path, line, message):
-        self.path, self.line, self.problem = path, line, message
-        super().__init__(_locate(path, line, message))
 
-
-class ModelFormatError(BsvmError):
+class ModelFormatError(_LocatedError):
     """A malformed or unsupported model file: ``FILE:LINE: problem``."""
-
-    def __init__(self, path, line, message):
-        self.path, self.line, self.problem = path, line, message
-        super().__init__(_locate(path, line, message))
 
 
 class ParameterError(BsvmError):

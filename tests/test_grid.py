@@ -882,3 +882,35 @@ def test_b_1_rates_are_bsvm_train_b_1_v(tmp_path, jobs):
                                  text=True, timeout=120)
         assert trained.stdout == f"Cross Validation Accuracy = {rate:g}%\n"
     assert run_subprocess(["-b", "2", "-s", "dcd", HEART]).returncode == 2
+
+
+@pytest.mark.parametrize("error", ["data", "model"])
+def test_located_errors_survive_pickling(error):
+    # the -j workers send their exceptions back pickled; an exception is rebuilt from its
+    # args, which held only the one message: the FILE:LINE errors could not be rebuilt, and
+    # the parent saw a broken pool instead of the error
+    import pickle
+    from budgetsvm.errors import DataFormatError, ModelFormatError
+    kind = DataFormatError if error == "data" else ModelFormatError
+    original = kind("some/file", 7, "index must be >= 1")
+    copy = pickle.loads(pickle.dumps(original))
+    assert type(copy) is kind and str(copy) == "some/file:7: index must be >= 1"
+    assert (copy.path, copy.line, copy.problem) == ("some/file", 7, "index must be >= 1")
+
+
+def test_a_data_file_the_workers_cannot_read_is_the_readers_error_in_the_parent(tmp_path):
+    # a file that changed after the parent read it: each worker's read fails, and the parent
+    # raises that error (FILE:LINE), as reading it in process does, not "workers died"
+    from budgetsvm.errors import DataFormatError
+    from budgetsvm.grid.runners import PoolRunner
+    bad = tmp_path / "changed"
+    bad.write_text("+1 1:1\n-1 2:1 1:1\n")
+    with pytest.raises(DataFormatError) as in_process:
+        read_problem(str(bad))
+    runner = PoolRunner(1, str(bad), False, 2, 1, retries=0)
+    try:
+        with pytest.raises(DataFormatError) as from_worker:
+            list(runner.run([(TrainParams(solver="dcd"), 0)]))
+    finally:
+        runner.close(abort=True)
+    assert str(from_worker.value) == str(in_process.value)
