@@ -367,6 +367,26 @@ def test_an_unwritable_save_file_fails_before_reading_the_data(tmp_path):
     assert err == "nodir/p: cannot write: no such directory 'nodir'\n"
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_a_failed_output_leaves_an_existing_save_file_unchanged(tmp_path):
+    # the scaled data cannot be written (a full disk): exit 1 naming standard output, and the
+    # -s file keeps its old content (it had been replaced before the output pass); written
+    # where the output succeeds, with the parameters a run to a file writes
+    (tmp_path / "d").write_text(HAND)
+    (tmp_path / "p").write_text("old\n")
+    with open("/dev/full", "w") as full:
+        failed = subprocess.run([sys.executable, "-m", "budgetsvm.cli.scale", "-s", "p", "d"],
+                                cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, text=True,
+                                timeout=120)
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr
+    assert failed.stderr.splitlines() == ["<stdout>: cannot write: No space left on device"]
+    assert (tmp_path / "p").read_text() == "old\n"
+    assert sorted(os.listdir(tmp_path)) == ["d", "p"]             # no temporary file left
+    assert scale("-s", "p", "d", cwd=tmp_path).returncode == 0
+    assert scale("-s", "q", "d", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "p").read_text() == (tmp_path / "q").read_text() != "old\n"
+
+
 def test_a_full_temporary_folder_is_named_not_standard_output(tmp_path):
     # stdin is copied to a temporary file to be read twice; a write error there named <stdout>
     import resource

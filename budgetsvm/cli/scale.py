@@ -136,10 +136,21 @@ def _scale(lower, upper, y_range, save_file, restore_file, standardize, precise,
     with _rereadable(data_file) as path, _naming(data_file):
         with _blocks(path, data_file, zero_based=zero_based) as blocks:
             scaling, n_rows, nnz = fit_scaling(blocks, lower, upper, y_range, standardize)
-        if save_file is not None:
+        if save_file is None:
+            new_nnz = _output(scaling, path, data_file, precise, zero_based)
+        else:
+            # the parameters are written first (a full disk fails before any output, as in
+            # svm-scale) but take the place of an existing file only once the scaled data are
+            # out: a run that fails or is stopped while writing them leaves that file unchanged
             with atomic_output(save_file) as out:
                 out.write(dumps_scaling(scaling, zero_based))
-        new_nnz = _output(scaling, path, data_file, precise, zero_based)
+                out.flush()
+                try:
+                    new_nnz = _output(scaling, path, data_file, precise, zero_based)
+                except OSError as exc:
+                    # standard output's failure, not the parameter file's (atomic_output would
+                    # name that file)
+                    raise fileio.write_failure("<stdout>", exc) or exc from None
     _warn_if_denser(nnz, new_nnz, standardize)
 
 
