@@ -25,9 +25,12 @@ def check_budgeted(params, d, max_insertions=None):
     if params.effective_maintenance() == "projection":
         store_bytes += 16 * (budget + 1) ** 2
     if store_bytes > MAX_STORE_BYTES:
+        # with one support vector too large, the budget is not what to change
+        one_sv = 8 * (max(d, 1) + SLOT_NUMBERS) * 2
+        hint = (f"are the feature indices right (the largest is {d})?"
+                if one_sv > MAX_STORE_BYTES else "use a smaller --budget")
         raise BsvmError(f"the support-vector store would need {store_bytes / 1024 ** 3:.1f} GB "
-                        f"({d} features x budget {params.budget}, stored densely); "
-                        "use a smaller --budget")
+                        f"({d} features x budget {params.budget}, stored densely); {hint}")
 
 
 def new_store(params, d, nr_coef, gamma, compare_merges=False, track_q=False,

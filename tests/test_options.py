@@ -414,6 +414,21 @@ def test_budget_at_its_bound_is_refused_by_the_store_size_check(tmp_path):
     stderr = result.stderr.decode()
     assert result.returncode == 1 and len(stderr.splitlines()) == 1, stderr
     assert stderr.startswith("the support-vector store would need")
+    assert stderr.rstrip().endswith("use a smaller --budget")
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_store_too_large_for_one_support_vector_points_at_the_feature_indices(tmp_path):
+    # index 2^31 - 1 with --budget 1: 8 bytes x 2^31 x 2 slots is over the 8 GiB bound, which
+    # no budget can fix
+    data = tmp_path / "wide"
+    data.write_text("+1 2147483647:1\n-1 1:1\n")
+    result = run("bsvm-train", "-q", "--budget", "1", data, tmp_path / "m")
+    stderr = result.stderr.decode()
+    assert result.returncode == 1 and len(stderr.splitlines()) == 1, stderr
+    assert stderr == ("the support-vector store would need 32.0 GB (2147483647 features x "
+                      "budget 1, stored densely); are the feature indices right (the largest "
+                      "is 2147483647)?\n")
     assert not (tmp_path / "m").exists()
 
 
@@ -485,3 +500,20 @@ def test_other_kernels_default_to_removal(tmp_path, solver, kernel):
     assert (tmp_path / "default").read_bytes() == (tmp_path / "removal").read_bytes()
     merge = run("bsvm-train", "--maintenance", "merge", *common, tmp_path / "merge")
     assert merge.returncode == 2 and b"needs the RBF kernel" in merge.stderr
+
+
+@pytest.mark.parametrize("tool", ["bsvm-train", "bsvm-grid"])
+def test_a_weight_label_that_is_not_a_number_is_named(tmp_path, tool):
+    # -wnan 2: click knew no -w and said "No such option '-w'"
+    result = run(tool, "-s", "dcd", "-wnan", "2", hs60(tmp_path), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.decode() == (f"Usage error: -wnan: the LABEL of -wLABEL WEIGHT must be a "
+                                      f"number (e.g. -w-1 5) (see {tool} --help)\n")
+
+
+def test_the_model_records_every_digit_of_the_class_weights(tmp_path):
+    # the record said 1:1.23457 (%g) for -w1 1.23456789
+    model = tmp_path / "m"
+    assert run("bsvm-train", "-q", "-s", "dcd", "-w1", "1.23456789", "-w-1", "2",
+               hs60(tmp_path), model).returncode == 0
+    assert load_model(model).params["class_weights"] == "-1:2 1:1.23456789"
