@@ -13,6 +13,7 @@ import numpy as np
 
 from budgetsvm._rng import sub_seed
 from budgetsvm.errors import ParameterError
+from budgetsvm.labels import format_label
 from budgetsvm.problem import append_bias_column, canonical_csr, class_costs
 from budgetsvm.solvers import check_monitor
 from budgetsvm.threads import SummedProgress, parallel_map
@@ -174,7 +175,8 @@ def train_linear(X, y_index, labels, params, callback=None, *, monitor=None, mon
 
 def metadata(params, info):
     """Training metadata for LinearModel.params (str keys; scalar values only)."""
-    weights = " ".join(f"{float(label):g}:{float(w):g}"
+    # every digit of the weights (%g kept 6); an integer one without ".0", as before
+    weights = " ".join(f"{format_label(float(label))}:{repr(float(w)).removesuffix('.0')}"
                        for label, w in sorted(params.class_weights.items()))
     extra = {}
     if params.solver == "acf":

@@ -140,7 +140,10 @@ def _run(command, argv, prog_name, hint_options):
         # error at the first flush, instead of vanishing (a -v result) or a traceback
         sys.stdout = io.TextIOWrapper(io.BufferedWriter(_ClosedOutput()), encoding="ascii")
     try:
-        argv = rewrite_glued_weights(argv)
+        takes_weights = "--class-weight" in long_options(command) | set(hint_options)
+        if takes_weights:
+            argv = rewrite_glued_weights(argv)
+        given = list(argv)                      # click's parser consumes argv
         check_single_dash(argv, long_options(command) | set(hint_options))
         # the command itself rather than click's main(), which answers Ctrl-C with a blank
         # line on stderr (closing a terminal's ^C echo) even when stderr is a file or a pipe
@@ -160,8 +163,12 @@ def _run(command, argv, prog_name, hint_options):
         _fail("interrupted", 130)
     except click.UsageError as exc:
         name = prog_name or command.name
-        click.echo(printable(f"Usage error: {exc.format_message().rstrip('.')} "
-                             f"(see {name} --help)"), err=True)
+        message = exc.format_message().rstrip('.')
+        if isinstance(exc, click.NoSuchOption) and exc.option_name == "-w" and takes_weights:
+            # -wLABEL with a label that is not a number (-wnan 2): click knows no -w
+            glued = next((arg for arg in given if arg.startswith("-w")), "-w")
+            message = f"{glued}: the LABEL of -wLABEL WEIGHT must be a number (e.g. -w-1 5)"
+        click.echo(printable(f"Usage error: {message} (see {name} --help)"), err=True)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
