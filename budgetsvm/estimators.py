@@ -53,7 +53,7 @@ from budgetsvm.errors import BsvmError
 from budgetsvm.params import DEFAULTS as _D
 from budgetsvm.params import OPTIONS as _OPTIONS
 from budgetsvm.params import TrainParams, check_params, is_real
-from budgetsvm.problem import canonical_csr
+from budgetsvm.problem import canonical_csr, check_sparse_structure
 
 try:  # scikit-learn is optional
     from sklearn.base import BaseEstimator as _Base
@@ -236,6 +236,7 @@ class _BudgetSVMBase(_Mixin, _Base):
 
     def _fit(self, X, y, sample_weight):
         self._check_solver()
+        check_sparse_structure(X)       # before scikit-learn's conversions, which trust it
         X, y = _validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"],
                               dtype=np.float64, reset=True)
         check_classification_targets(y)
@@ -339,6 +340,7 @@ class _BudgetSVMBase(_Mixin, _Base):
     # -- prediction ----------------------------------------------------------------------
     def _check_X(self, X):
         check_is_fitted(self, "model_")
+        check_sparse_structure(X)
         X = _validate_data(self, X, accept_sparse=["csr", "csc", "coo"], dtype=np.float64,
                            reset=False)
         return _as_csr(X)

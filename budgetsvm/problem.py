@@ -16,8 +16,48 @@ import scipy.sparse as sp
 from budgetsvm.errors import ParameterError
 
 
+def check_sparse_structure(X):
+    """Raise ValueError when a sparse X's index arrays do not fit its shape. scipy checks them
+    neither when a matrix is built from (data, indices, indptr) nor when it converts one, and
+    the compiled code (scipy's conversions, our solvers and predictions) would then read and
+    write out of bounds. The usual cause: a LIBSVM file's 1-based indices kept with shape
+    (n, largest index). O(nnz), vectorised; the matrix is not changed."""
+    if not sp.issparse(X):
+        return
+    n_rows, n_cols = X.shape
+
+    def bad(what):
+        raise ValueError(f"X is a malformed {X.format} matrix of shape {X.shape}: {what} "
+                         "(1-based indices, as in a LIBSVM file, need the shape (n, largest "
+                         "index + 1) or the indices minus 1)")
+    if X.format in ("csr", "csc", "bsr"):
+        major, minor = (n_rows, n_cols) if X.format != "csc" else (n_cols, n_rows)
+        if X.format == "bsr":
+            block_rows, block_cols = X.blocksize
+            major, minor = major // block_rows, minor // block_cols
+        indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+        if indptr.shape != (major + 1,) or indptr[0] != 0 or (np.diff(indptr) < 0).any():
+            bad(f"its indptr is not {major + 1} non-decreasing offsets from 0")
+        stored = int(indptr[-1])
+        if stored > len(indices) or stored > X.data.shape[0]:
+            bad(f"its indptr ends at {stored}, beyond its {len(indices)} indices")
+        used = indices[:stored]
+        if stored and (used.min() < 0 or used.max() >= minor):
+            name = "row" if X.format == "csc" else "column"
+            low, high = int(used.min()), int(used.max())
+            bad(f"a {name} index ({low if low < 0 else high}) is outside [0, {minor})")
+    elif X.format == "coo":
+        rows, cols = X.row, X.col
+        for name, index, size in (("row", rows, n_rows), ("column", cols, n_cols)):
+            if len(index) and (index.min() < 0 or index.max() >= size):
+                low, high = int(index.min()), int(index.max())
+                bad(f"a {name} index ({low if low < 0 else high}) is outside [0, {size})")
+
+
 def canonical_csr(X):
-    """``X`` (sparse or dense) as canonical float64 CSR; no copy when it already is one."""
+    """``X`` (sparse or dense) as canonical float64 CSR; no copy when it already is one.
+    Raises ValueError for a sparse X whose indices do not fit its shape."""
+    check_sparse_structure(X)
     X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else \
         sp.csr_matrix(np.asarray(X, dtype=np.float64))
     if not X.has_canonical_format:

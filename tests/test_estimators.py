@@ -470,3 +470,37 @@ def test_gamma_scale_and_auto_are_scikit_learns():
             assert ours.get_params()["gamma"] == gamma
     with pytest.raises(ValueError, match="gamma must be a positive number, 'scale', 'auto'"):
         BudgetSVC(gamma="unit").fit(X, y)
+
+
+def _malformed(kind):
+    """A 4 x 2 sparse matrix whose index arrays do not fit its shape (scipy builds it unchecked)."""
+    ones = np.ones(4)
+    if kind == "one-based":              # a LIBSVM file's indices 1 and 2 in a width-2 matrix
+        return sp.csr_matrix((ones, [1, 2, 1, 2], [0, 1, 2, 3, 4]), shape=(4, 2))
+    if kind == "huge":
+        return sp.csr_matrix((ones, [0, 1, 10_000_000, 1], [0, 1, 2, 3, 4]), shape=(4, 2))
+    if kind == "negative":
+        return sp.csr_matrix((ones, [0, 1, -1, 1], [0, 1, 2, 3, 4]), shape=(4, 2))
+    if kind == "indptr":                 # offsets that go back
+        return sp.csr_matrix((ones, [0, 1, 0, 1], [0, 2, 1, 3, 4]), shape=(4, 2))
+    if kind == "csc":
+        return sp.csc_matrix((ones, [0, 1, 4, 3], [0, 2, 4]), shape=(4, 2))
+    coo = sp.coo_matrix((ones, ([0, 1, 2, 3], [0, 1, 0, 1])), shape=(4, 2))
+    coo.col[2] = 2                       # scipy checks a COO's indices at construction only
+    return coo
+
+
+@pytest.mark.parametrize("kind", ["one-based", "huge", "negative", "indptr", "csc", "coo"])
+@pytest.mark.parametrize("make", [lambda: BudgetSVC(solver="bsgd", budget=3),
+                                  lambda: BudgetSVC(solver="bsca", budget=3),
+                                  LinearSVC, WWLinearSVC], ids=["bsgd", "bsca", "dcd", "ww"])
+def test_a_sparse_matrix_whose_indices_do_not_fit_its_shape_is_a_value_error(kind, make):
+    # scipy does not check the index arrays given to its constructors: fit and predict read and
+    # wrote out of bounds (heap corruption, segfaults) or predicted from stray memory
+    y = [0, 1, 0, 1]
+    with pytest.raises(ValueError, match="malformed"):
+        make().fit(_malformed(kind), y)
+    fitted = make().fit(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.5]]), y)
+    for method in (fitted.predict, fitted.decision_function):
+        with pytest.raises(ValueError, match="malformed"):
+            method(_malformed(kind))
