@@ -370,7 +370,10 @@ class _BudgetSVMBase(_Mixin, _Base):
         """Predicted classes (the decision-value label, as bsvm-predict without -b)."""
         X = self._check_X(X)
         with _threads.pool(self._threads()):
-            values = self.model_.predict(X)
+            values, undefined = self.model_.predict_counting_nan(X)
+        if undefined:
+            from budgetsvm.model import nan_rows_message
+            warnings.warn(nan_rows_message(undefined), RuntimeWarning, stacklevel=2)
         return self.classes_[np.searchsorted(self._values_, values)]
 
     @_available_if_probability

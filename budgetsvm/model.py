@@ -99,6 +99,14 @@ def _binary_labels(labels, f):
     return np.where(f > 0, labels[0], labels[1]).astype(np.float64)
 
 
+def nan_rows_message(count, rows="row(s)"):
+    """The warning for rows whose decision values are NaN (bsvm-predict, the estimators'
+    predict): LIBSVM and LIBLINEAR predict them silently, as the first or last label."""
+    return (f"{count} {rows} have NaN decision values (their kernel values or dot products "
+            "overflow: values far beyond the training data's scale?); they are predicted by "
+            "LIBSVM's and LIBLINEAR's rule for NaN, not by the model")
+
+
 def _check_params(params):
     if params is None:
         return {}
@@ -214,6 +222,11 @@ class LinearModel:
     def predict(self, X):
         """Predicted labels (float64) for the rows of ``X``."""
         return self.labels_from(self.decision_function(X))
+
+    def predict_counting_nan(self, X):
+        """(predict(X), how many rows have a NaN decision value)."""
+        F = self.decision_function(X)
+        return self.labels_from(F), int(np.isnan(F).any(axis=1).sum())
 
     def labels_from(self, F):
         """Predicted labels from decision values F (as decision_function returns them)."""
@@ -534,6 +547,14 @@ class KernelModel:
         """Predicted labels (float64) for the rows of ``X``."""
         X = as_csr(X)
         return self._map_blocks(X, np.empty(X.shape[0], dtype=np.float64), self._labels_from)
+
+    def predict_counting_nan(self, X):
+        """(predict(X), how many rows have a NaN decision value), block by block as predict
+        (the n × k decision values are never held at once)."""
+        X = as_csr(X)
+        out = self._map_blocks(X, np.empty((X.shape[0], 2)), lambda F: np.column_stack(
+            [self._labels_from(F), np.isnan(F).any(axis=1)]))
+        return out[:, 0].copy(), int(out[:, 1].sum())
 
     def labels_from(self, F):
         """Predicted labels from decision values F (as decision_function returns them)."""

@@ -232,3 +232,31 @@ def test_nan_decision_values_are_decided_as_liblinear_and_libsvm_decide_them(tmp
     test.write_text("+1 1:1e308 2:1e308\n")
     assert _predict("-q", "-b", "1", test, binary, out).returncode == 0
     assert out.read_text().splitlines()[1] == "-1 1e-07 1"
+
+
+def test_the_estimators_predict_warns_about_rows_whose_decision_values_are_nan(tmp_path):
+    # the same model and rows through the Python API (it predicted them silently) and a
+    # kernel model whose kernel values overflow to NaN: one RuntimeWarning with the count of
+    # rows whose decision values are NaN; none for rows that have none
+    from budgetsvm.estimators import BudgetSVC, load
+    model = tmp_path / "m"
+    model.write_text("solver_type L2R_L1LOSS_SVC_DUAL\nnr_class 2\nlabel 1 -1\nnr_feature 2\n"
+                     "bias -1\nw\n2 \n-2 \n")
+    X = np.array([[1e308, 1e308], [1.0, 0.0], [0.0, 1.0]])
+    rng = np.random.RandomState(0)
+    Xk = rng.randn(60, 3)
+    kernel = BudgetSVC(kernel="poly", degree=200, gamma=10, coef0=1, budget=20, epochs=1,
+                       polish="none").fit(Xk, (Xk[:, 0] > 0).astype(int))
+    for clf, rows in ((load(model), X), (kernel, Xk)):
+        with np.errstate(all="ignore"):
+            nan_rows = int(np.isnan(np.atleast_2d(clf.decision_function(rows).T).T)
+                           .any(axis=1).sum())
+        assert nan_rows > 0
+        with pytest.warns(RuntimeWarning, match=rf"^{nan_rows} row\(s\) have NaN decision "
+                                                r"values .* not by the model$"):
+            with np.errstate(all="ignore"):
+                clf.predict(rows)
+        finite = rows[np.isfinite(np.atleast_2d(clf.decision_function(rows).T).T).all(axis=1)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            clf.predict(finite)

@@ -10,6 +10,7 @@ from budgetsvm.errors import BsvmError, DataFormatError
 from budgetsvm.fileio import (atomic_output, check_not_an_input, check_output_path,
                               display_name, standard_output_alias)
 from budgetsvm.labels import format_label
+from budgetsvm.model import nan_rows_message
 from budgetsvm.probability import has_probability, is_logistic, predict_with_proba
 from budgetsvm.progress import task_progress
 
@@ -100,9 +101,7 @@ def command(probability, quiet, zero_based, n_threads, test_file, model_file, ou
                                   "comments)")
     if undefined:
         # LIBSVM and LIBLINEAR predict such rows silently (as the first or last label)
-        info(f"warning: {undefined} test row(s) have NaN decision values (their kernel values "
-             "or dot products overflow: values far beyond the training data's scale?); they "
-             "are predicted by LIBSVM's and LIBLINEAR's rule for NaN, not by the model", quiet)
+        info("warning: " + nan_rows_message(undefined, "test row(s)"), quiet)
     if not quiet:
         accuracy = 100.0 * correct / total if total else 0.0
         # LIBLINEAR's predict prints the line without svm-predict's "(classification)"
