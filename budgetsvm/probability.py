@@ -394,7 +394,7 @@ def cross_validation_with_probability(X, y, params, nr_fold, on_fold=None):
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    warn_overflow_rows(X)            # once, about the whole data (the folds do not warn)
+    warn_overflow_rows(X, params)    # once, about the whole data (the folds do not warn)
     fold = stratified_folds(y, nr_fold, params.seed)
     predicted = np.empty(len(y))
 

@@ -85,7 +85,7 @@ def train(X, y, params: TrainParams, callback=None, monitor=None, monitor_test=N
     if len(labels) < 2:
         return one_class_model(labels[0], params, X.shape[1])
     check_class_costs(labels, params)
-    overflow = overflow_rows_warning(X)
+    overflow = overflow_rows_warning(X, params)
     if overflow is not None and warn_overflow:
         import warnings
         warnings.warn(overflow, stacklevel=2)
@@ -117,22 +117,33 @@ EVERY_ROW_OVERFLOWS = ("every training row has a squared norm that overflows a d
                        "(bsvm-scale)")
 
 
-def overflow_rows_warning(X):
+def overflow_rows_warning(X, params=None):
     """Rows whose ‖x‖² overflows: every solver leaves them out (dcd, acf, ww at α = 0 as
-    LIBLINEAR's steps leave them; bsgd and bsca skip them). Returns the OverflowRowsWarning
-    about them (None when there are none); BsvmError when no row is left (the model would be
-    silently constant)."""
+    LIBLINEAR's steps leave them; bsgd and bsca skip them). With params, a linear solver's bias
+    feature (-B) counts in ‖x‖², as it is one more column of every row. Returns the
+    OverflowRowsWarning about them (None when there are none); BsvmError when no row is left
+    (the model would be silently constant)."""
     from budgetsvm.problem import row_sqnorms
-    overflow = np.flatnonzero(np.isinf(row_sqnorms(X)))
+    sq = row_sqnorms(X)
+    bias = -1.0 if params is None or solvers.get(params.solver).kind != "linear" \
+        else float(params.bias)
+    if bias >= 0:
+        with np.errstate(over="ignore"):
+            sq = sq + bias * bias
+    overflow = np.flatnonzero(np.isinf(sq))
     if overflow.size and overflow.size == X.shape[0]:
+        if bias >= 0 and np.isinf(bias * bias):
+            raise BsvmError(f"-B {bias:g}: the bias feature's square overflows a double (values "
+                            "near 1e154 or beyond), so no solver can step on any row: use a "
+                            "smaller -B")
         raise BsvmError(EVERY_ROW_OVERFLOWS)
     return overflow_warning(overflow.size, overflow[0]) if overflow.size else None
 
 
-def warn_overflow_rows(X, stacklevel=3):
+def warn_overflow_rows(X, params=None, stacklevel=3):
     """overflow_rows_warning, warned."""
     import warnings
-    warning = overflow_rows_warning(X)
+    warning = overflow_rows_warning(X, params)
     if warning is not None:
         warnings.warn(warning, stacklevel=stacklevel)
 
@@ -368,7 +379,7 @@ def cross_validation(X, y, params: TrainParams, nr_fold, callback=None, on_fold=
     check_params(params)
     X = sp.csr_matrix(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    warn_overflow_rows(X)            # once, about the whole data (the folds do not warn)
+    warn_overflow_rows(X, params)    # once, about the whole data (the folds do not warn)
     fold = stratified_folds(y, nr_fold, params.seed)
     predicted = np.empty(len(y))
     trained = [None] * nr_fold

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from budgetsvm.errors import OverflowRowsWarning, TrainingDiverged
+from budgetsvm.errors import BsvmError, OverflowRowsWarning, TrainingDiverged
 from budgetsvm.params import TrainParams
 from budgetsvm.train import train
 
@@ -260,3 +260,34 @@ def test_the_estimators_predict_warns_about_rows_whose_decision_values_are_nan(t
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             clf.predict(finite)
+
+
+@pytest.mark.parametrize("solver", ["dcd", "acf", "ww"])
+def test_the_bias_feature_counts_in_the_squared_norm(tmp_path, solver):
+    # -B b appends b to every row, so ‖x‖² + b² is what overflows: a b whose square overflows
+    # left every row out and gave an all-zero model without a word; with b² = 1e308, rows
+    # with ‖x‖² near 1e308 overflow too (counted by brute force here)
+    X, y = _problem()
+    X = X[np.arange(len(y)) != 7]
+    y = y[np.arange(len(y)) != 7]
+    with pytest.raises(BsvmError) as caught:
+        train(X, y, TrainParams(solver=solver, bias=1e155))
+    assert str(caught.value) == ("-B 1e+155: the bias feature's square overflows a double "
+                                 "(values near 1e154 or beyond), so no solver can step on any "
+                                 "row: use a smaller -B")
+    X = X.tolil()
+    X[3, 1], X[10, 2] = 1e154, 5e153
+    X = X.tocsr()
+    with np.errstate(over="ignore"):
+        expected = np.flatnonzero(np.isinf(np.asarray(X.multiply(X).sum(axis=1)).ravel()
+                                           + 1e154 * 1e154))
+    assert expected.tolist() == [3]
+    with pytest.warns(OverflowRowsWarning, match=r"^1 training row\(s\) \(the first: row 4\)"):
+        train(X, y, TrainParams(solver=solver, bias=1e154))
+    data = tmp_path / "d"
+    data.write_text("+1 1:1\n-1 2:1\n")
+    r = subprocess.run([str(BIN / "bsvm-train"), "-s", solver, "-B", "1e300", str(data),
+                        str(tmp_path / "m")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and not (tmp_path / "m").exists()
+    assert r.stderr == ("-B 1e+300: the bias feature's square overflows a double (values near "
+                        "1e154 or beyond), so no solver can step on any row: use a smaller -B\n")

@@ -202,7 +202,7 @@ def run_grid(options, X=None, y=None, emit=print, warn=None, progress=None, on_r
         warn(notice)
     # rows whose ‖x‖² overflows: once here, about the whole data (the folds do not warn), and an
     # error before any work when no row is left
-    overflow = overflow_rows_warning(X)
+    overflow = overflow_rows_warning(X, options.params)
     if overflow is not None:
         warn(f"warning: {overflow}")
 
