@@ -127,6 +127,10 @@ def _model_pieces(model, format, zero_based=False):
         if not isinstance(model, LinearModel):
             raise BsvmError("the liblinear model format holds linear models only; "
                             "write kernel models in the native or libsvm format")
+        if model.prob_a is not None or model.prob_b is not None:
+            # bsvm-train -b 1 --format liblinear is refused before training for this reason
+            raise BsvmError("LIBLINEAR model files have no probability parameters: write a "
+                            "model with Platt's probabilities in the native format")
         return _liblinear_pieces(model)
     if not isinstance(model, KernelModel):
         raise BsvmError("the libsvm model format holds kernel models only; "

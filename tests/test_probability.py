@@ -280,3 +280,21 @@ def test_rows_whose_norm_overflows_are_far_from_every_support_vector(tmp_path):
     r = cli("bsvm-predict", "-q", "-b", "1", "t", "m", "out", cwd=tmp_path)
     assert r.returncode == 0 and r.stderr == ""
     assert "nan" not in (tmp_path / "out").read_text()
+
+
+def test_a_model_with_platt_probabilities_is_not_written_as_liblinear(tmp_path):
+    # LIBLINEAR's format has no place for them: save(format="liblinear") wrote the file without
+    # them, and the loaded model had no predict_proba (bsvm-train -b 1 --format liblinear is
+    # refused before training); an existing file is left as it was
+    from budgetsvm.estimators import LinearSVC
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 4)
+    y = (X[:, 0] > 0).astype(int)
+    fitted = LinearSVC(probability=True).fit(X, y)
+    path = tmp_path / "m"
+    path.write_text("old\n")
+    with pytest.raises(ValueError, match="LIBLINEAR model files have no probability"):
+        fitted.save(path, format="liblinear")
+    assert path.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["m"]
+    fitted.save(path)
+    np.testing.assert_array_equal(LinearSVC.load(path).predict_proba(X), fitted.predict_proba(X))
