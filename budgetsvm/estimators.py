@@ -5,7 +5,9 @@ resulting model in ``model_``; ``save``/``load`` use the model files of bsvm-tra
 so a model trained here predicts identically with ``bsvm-predict`` and vice versa.
 
 scikit-learn is optional: when it is importable the estimators derive from its ``BaseEstimator``
-and ``ClassifierMixin`` (and pass its ``check_estimator`` suite); otherwise a small fallback
+and ``ClassifierMixin`` (and pass its ``check_estimator`` suite, except that LinearSVC's and
+WWLinearSVC's weighted and repeated rows agree to their tolerance tol, not to the suite's 1e-7:
+tests/test_estimators.py); otherwise a small fallback
 provides get_params/set_params/score. It is imported when this module is first used, never by
 ``import budgetsvm``.
 
@@ -243,7 +245,9 @@ class _BudgetSVMBase(_Mixin, _Base):
         X = _as_csr(X)
         scale, row_weight = 1.0, None
         if sample_weight is not None:
-            w = np.asarray(sample_weight, dtype=np.float64).ravel()
+            w = np.asarray(sample_weight, dtype=np.float64)
+            if w.ndim == 0:                  # a number: every row's weight (scikit-learn's)
+                w = np.full(X.shape[0], float(w))
             if w.shape != (X.shape[0],):
                 raise ValueError(f"sample_weight has shape {w.shape}, expected "
                                  f"({X.shape[0]},)")
@@ -392,7 +396,8 @@ class _BudgetSVMBase(_Mixin, _Base):
 
     # -- model files ---------------------------------------------------------------------
     def save(self, path, format="native"):
-        """Write the model file bsvm-predict reads (format: native, liblinear or libsvm)."""
+        """Write the model file bsvm-predict reads (format: native, liblinear or libsvm),
+        atomically; ``-`` writes it to standard output, as bsvm-train does."""
         check_is_fitted(self, "model_")
         if not _labels_are_numbers(self.classes_):
             raise ValueError("save() needs numeric class labels that are exact as float64 "
@@ -411,8 +416,7 @@ class _BudgetSVMBase(_Mixin, _Base):
         only ``model_`` is taken from the file. With probability information in the file,
         ``probability`` is True. zero_based: a LIBSVM file's feature indices start at 0 (a
         model of 0-based data, bsvm-predict --zero-based); column j of X is index j then."""
-        from budgetsvm.model_io import load_model
-        return cls._from_model(load_model(path, zero_based=zero_based))
+        return cls._from_model(_load_model(path, zero_based))
 
     @classmethod
     def _from_model(cls, model):
@@ -477,12 +481,25 @@ def _as_csr(X):
     return X
 
 
+def _load_model(path, zero_based):
+    """model_io.load_model with Python's exceptions: FileNotFoundError for a file that does not
+    exist, ValueError for one that is not a model file (as save raises ValueError)."""
+    import errno
+    import os
+    from budgetsvm.model_io import load_model
+    if os.fspath(path) != "-" and not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, "no such file", os.fspath(path))
+    try:
+        return load_model(path, zero_based=zero_based)
+    except BsvmError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def load(path, zero_based=False):
     """The estimator for a model file: BudgetSVC (kernel), WWLinearSVC (Weston–Watkins) or
     LinearSVC (other linear models); zero_based as in BudgetSVC.load."""
-    from budgetsvm.model_io import load_model
     from budgetsvm.model import KernelModel
-    model = load_model(path, zero_based=zero_based)
+    model = _load_model(path, zero_based)
     cls = BudgetSVC if isinstance(model, KernelModel) else \
         (WWLinearSVC if model.multiclass == "ww" else LinearSVC)
     return cls._from_model(model)
@@ -577,7 +594,8 @@ class LinearSVC(_BudgetSVMBase):
     max_iter (--max-iter; None → 1000, 0 → unlimited), fit_intercept/intercept_scaling (-B intercept_scaling when
     fit_intercept, else -B -1; the intercept is regularised, as LIBLINEAR's), class_weight,
     random_state (--seed), probability (-b 1), n_jobs (-n). Note: fit_intercept=True is the
-    default here (scikit-learn's), while bsvm-train's default is -B -1.
+    default here (scikit-learn's), while bsvm-train's default is -B -1; loss defaults to 'l1'
+    (the hinge, bsvm-train's and LIBLINEAR -s 3's), scikit-learn's LinearSVC to squared_hinge.
     """
 
     _ESTIMATOR = "LinearSVC"

@@ -504,3 +504,25 @@ def test_a_sparse_matrix_whose_indices_do_not_fit_its_shape_is_a_value_error(kin
     for method in (fitted.predict, fitted.decision_function):
         with pytest.raises(ValueError, match="malformed"):
             method(_malformed(kind))
+
+
+def test_load_raises_python_exceptions(tmp_path):
+    # it raised budgetsvm's ModelFormatError, which except OSError / ValueError miss
+    for loader in (load, LinearSVC.load, BudgetSVC.load):
+        with pytest.raises(FileNotFoundError):
+            loader(tmp_path / "missing")
+        (tmp_path / "data").write_text("+1 1:1\n-1 2:1\n")
+        with pytest.raises(ValueError, match="data"):
+            loader(tmp_path / "data")
+
+
+def test_a_number_as_sample_weight_weighs_every_row_so(tmp_path):
+    # scikit-learn's convention (_check_sample_weight): a number is every row's weight; equal
+    # weights are the model of C times that weight (README), a 2-D array is refused
+    X, y = gaussian_classes(np.random.default_rng(4), 60, np.array([[0.0, 0.0], [1.5, 1.0],
+                                                                     [0.0, 2.0]]))
+    numbered = LinearSVC(C=0.5, tol=1e-8).fit(X, y, sample_weight=3.0)
+    scaled = LinearSVC(C=1.5, tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(numbered.coef_, scaled.coef_, rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="sample_weight has shape"):
+        LinearSVC().fit(X, y, sample_weight=np.ones((len(y), 1)))
