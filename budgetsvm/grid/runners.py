@@ -72,13 +72,32 @@ def cv_rate(X, y, params, nr_fold):
 _DATA = {}
 
 
-def load_source(path, zero_based, nr_fold, seed):
-    """(X, y, fold_of_row) of a data file, read once per process."""
-    key = (os.path.abspath(path), bool(zero_based), int(nr_fold), int(seed))
+def data_fingerprint(X, y):
+    """A digest of the data (labels, the CSR arrays and the shape): the worker processes that
+    read the file again check that they read what bsvm-grid read."""
+    import hashlib
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(np.asarray(X.shape, dtype=np.int64).tobytes())
+    for array, dtype in ((y, np.float64), (X.indptr, np.int64), (X.indices, np.int64),
+                         (X.data, np.float64)):
+        digest.update(np.ascontiguousarray(array, dtype=dtype).tobytes())
+    return digest.hexdigest()
+
+
+def load_source(path, zero_based, nr_fold, seed, fingerprint=None):
+    """(X, y, fold_of_row) of a data file, read once per process. fingerprint: the
+    data_fingerprint of the data bsvm-grid read; DataFormatError when the file holds other
+    data now (changed or replaced since), whose rates would be wrong."""
+    key = (os.path.abspath(path), bool(zero_based), int(nr_fold), int(seed), fingerprint)
     if key not in _DATA:
         from budgetsvm.io import read_problem
         from budgetsvm.train import stratified_folds
         X, y = read_problem(path, zero_based=zero_based)
+        if fingerprint is not None and data_fingerprint(X, y) != fingerprint:
+            from budgetsvm.errors import DataFormatError
+            raise DataFormatError(path, None, "changed since bsvm-grid read it (the worker "
+                                  "processes read it again and found other data): run the "
+                                  "search on a file that stays as it is")
         _DATA[key] = (X, y, stratified_folds(y, nr_fold, seed))
     return _DATA[key]
 
@@ -123,7 +142,7 @@ class SavedData:
                 os.unlink(self.path)
 
 
-def _pool_init(source, zero_based, nr_fold, seed):
+def _pool_init(source, zero_based, nr_fold, seed, fingerprint=None):
     """Pool initializer: load the data once (a regular file is read here, the data of stdin or
     a pipe from their SavedData). Ctrl-C is left to the parent, which stops the workers; a file
     that cannot be read (changed since the parent read it) is the error of every task, raised
@@ -133,7 +152,7 @@ def _pool_init(source, zero_based, nr_fold, seed):
         if isinstance(source, SavedData):
             _WORKER["data"] = source.load()
         else:
-            _WORKER["data"] = load_source(source, zero_based, nr_fold, seed)
+            _WORKER["data"] = load_source(source, zero_based, nr_fold, seed, fingerprint)
     except BsvmError as exc:
         _WORKER["error"] = exc
 
@@ -159,11 +178,12 @@ def show_worker_warnings(caught):
         warnings.warn(text, category, stacklevel=2)
 
 
-def dask_task(source, zero_based, nr_fold, params, fold, probability=False):
+def dask_task(source, zero_based, nr_fold, params, fold, probability=False, fingerprint=None):
     """One fold of one point on a Dask worker. ``source`` is the scattered (X, y, fold_of_row)
-    tuple, or a path every worker can read (read once per worker process and cached)."""
+    tuple, or a path every worker can read (read once per worker process and cached, and
+    checked against the fingerprint of the data bsvm-grid read)."""
     if isinstance(source, str):
-        X, y, fold_of_row = load_source(source, zero_based, nr_fold, params.seed)
+        X, y, fold_of_row = load_source(source, zero_based, nr_fold, params.seed, fingerprint)
     else:
         X, y, fold_of_row = source
     try:
@@ -241,12 +261,13 @@ class PoolRunner:
     resubmitted, up to ``retries`` times."""
 
     def __init__(self, n_workers, source, zero_based, nr_fold, seed, retries=DEFAULT_RETRIES,
-                 warn=None):
-        """source: the path of a data file the workers read again, or the data (X, y,
-        fold_of_row) of one they cannot (saved for them when the pool first starts)."""
+                 warn=None, fingerprint=None):
+        """source: the path of a data file the workers read again (fingerprint: the
+        data_fingerprint of what the caller read from it, which the workers check), or the data
+        (X, y, fold_of_row) of one they cannot (saved for them when the pool first starts)."""
         self.n_workers = n_workers
         self.source = source
-        self.options = (zero_based, nr_fold, seed)
+        self.options = (zero_based, nr_fold, seed, fingerprint)
         self.saved = None
         self.retries = retries
         self.executor = None
@@ -382,8 +403,9 @@ class DaskRunner:
     """
 
     def __init__(self, client, data, path, zero_based, nr_fold, shared_path=False,
-                 retries=DEFAULT_RETRIES, own_client=False):
+                 retries=DEFAULT_RETRIES, own_client=False, fingerprint=None):
         self.client = client
+        self.fingerprint = fingerprint       # of the data read from path (shared_path)
         self.own_client = own_client
         self.path = path
         self.zero_based = zero_based
@@ -403,7 +425,8 @@ class DaskRunner:
         futures = {}
         for index, task in enumerate(tasks):
             future = self.client.submit(dask_task, source, self.zero_based, self.nr_fold,
-                                        *task, key=f"bsvm-grid-{token}-{index}",
+                                        *task, fingerprint=self.fingerprint,
+                                        key=f"bsvm-grid-{token}-{index}",
                                         retries=self.retries, priority=len(tasks) - index,
                                         pure=False)
             futures[future.key] = index

@@ -15,7 +15,8 @@ from budgetsvm.grid.results import (ResultFile, best_values, better, format_rate
                                     format_value, point_fields, read_results, select_best)
 from budgetsvm.grid.runners import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_RETRIES, DaskRunner,
                                     InlineRunner, PoolRunner, check_scheduler_address,
-                                    connect_dask, point_params, rate_from_correct)
+                                    connect_dask, data_fingerprint, point_params,
+                                    rate_from_correct)
 from budgetsvm.params import TrainParams
 from budgetsvm.problem import check_class_costs
 
@@ -332,11 +333,16 @@ def _make_runner(options, X, y, fold_of_row, n_points, client, warn):
             client = connect_dask(options.scheduler, options.connect_timeout)
         return DaskRunner(client, (X, y, fold_of_row), options.dataset, options.zero_based,
                           options.fold, shared_path=options.shared_path,
-                          retries=options.retries, own_client=own)
+                          retries=options.retries, own_client=own,
+                          fingerprint=data_fingerprint(X, y) if options.shared_path else None)
     jobs = options.jobs or default_jobs()
     jobs = min(jobs, n_points * options.fold)
     if jobs <= 1:
         return InlineRunner(X, y, fold_of_row)
-    source = options.dataset if rereadable else (X, y, fold_of_row)
-    return PoolRunner(jobs, source, options.zero_based, options.fold, options.params.seed,
-                      retries=options.retries, warn=warn)
+    if not rereadable:
+        return PoolRunner(jobs, (X, y, fold_of_row), options.zero_based, options.fold,
+                          options.params.seed, retries=options.retries, warn=warn)
+    # the workers read the file again: they check that it still holds these data
+    return PoolRunner(jobs, options.dataset, options.zero_based, options.fold,
+                      options.params.seed, retries=options.retries, warn=warn,
+                      fingerprint=data_fingerprint(X, y))
