@@ -938,3 +938,44 @@ def test_workers_that_read_other_data_than_bsvm_grid_fail_the_search(tmp_path):
             list(runner.run([task]))
     finally:
         runner.close(abort=True)
+
+
+def test_a_scheduler_address_that_never_answers_as_dask_is_one_line_after_the_timeout():
+    # a service that takes the connection and never answers (an HTTP port, the dashboard's):
+    # dask's connect timeout does not cover its handshake, and bsvm-grid waited for ever
+    pytest.importorskip("distributed", reason="the dist extra (dask) is not installed")
+    import socket
+    import time
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])      # kept open, never written to
+            except OSError:
+                pass
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        port = listener.getsockname()[1]
+        started = time.monotonic()
+        proc = run_subprocess(["-s", "dcd", "-log2c", "0,1,1", "-out", "null",
+                               "--connect-timeout", "1", "--scheduler", f"tcp://127.0.0.1:{port}",
+                               HEART])
+        elapsed = time.monotonic() - started
+    finally:
+        stop.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        listener.close()
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    assert proc.stderr == (f"--scheduler tcp://127.0.0.1:{port}: no answer from a Dask "
+                           "scheduler within 1 s (the address takes connections: another "
+                           "service's port, such as the dashboard's?)\n")
+    assert elapsed < 60

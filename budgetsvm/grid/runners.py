@@ -369,6 +369,10 @@ def check_scheduler_address(address):
                              f"unless told otherwise)") from None
 
 
+# how long past --connect-timeout a connection that hangs in dask's handshake is waited for
+CONNECT_GRACE_SECONDS = 2.0
+
+
 def connect_dask(address, timeout=DEFAULT_CONNECT_TIMEOUT):
     """A dask.distributed Client of the scheduler at ``address``; one-line BsvmError if dask is
     missing or the scheduler does not answer within ``timeout`` seconds (run_grid has
@@ -382,12 +386,33 @@ def connect_dask(address, timeout=DEFAULT_CONNECT_TIMEOUT):
     logger = logging.getLogger("distributed")
     level = logger.level
     logger.setLevel(logging.CRITICAL)    # its retry warnings would break the one-line error
+    outcome = {}
+
+    def connect():
+        try:
+            outcome["client"] = distributed.Client(address, timeout=timeout,
+                                                   set_as_default=False)
+        except BaseException as exc:          # noqa: B902 - reported by the caller
+            outcome["error"] = exc
     try:
-        return distributed.Client(address, timeout=timeout, set_as_default=False)
-    except Exception as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise BsvmError(f"--scheduler {address}: cannot reach the Dask scheduler "
-                        f"within {timeout:g} s ({reason})") from None
+        # dask's timeout covers the connection, not its handshake: a service that accepts the
+        # connection and never answers as a scheduler (an HTTP port such as the dashboard's)
+        # kept Client() waiting for ever. A daemon thread is abandoned at the deadline.
+        thread = threading.Thread(target=connect, name="bsvm-dask-connect", daemon=True)
+        thread.start()
+        thread.join(timeout + CONNECT_GRACE_SECONDS)
+        if thread.is_alive():
+            raise BsvmError(f"--scheduler {address}: no answer from a Dask scheduler within "
+                            f"{timeout:g} s (the address takes connections: another service's "
+                            "port, such as the dashboard's?)")
+        if "error" in outcome:
+            exc = outcome["error"]
+            if not isinstance(exc, Exception):
+                raise exc
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise BsvmError(f"--scheduler {address}: cannot reach the Dask scheduler "
+                            f"within {timeout:g} s ({reason})") from None
+        return outcome["client"]
     finally:
         logger.setLevel(level)
 
