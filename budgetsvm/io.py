@@ -113,7 +113,10 @@ def _text_blocks(path, block_bytes):
                 yield DataFormatError(path, None, f"cannot read (corrupt or truncated "
                                       f"compressed stream?): {exc}")
                 return
-            at_end = not chunk
+            # fewer bytes than asked only at the end: the last line is finished then, newline
+            # or not (kept for the next block, it became a block of its own, and --stream
+            # trained on it as a buffer of its own)
+            at_end = len(chunk) < block_bytes
             if long_line:
                 if not at_end and chunk.find(b"\n") < 0:
                     long_line.append(chunk)

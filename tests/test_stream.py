@@ -285,6 +285,20 @@ def test_stream_cli_writes_the_same_model_as_in_memory(tmp_path, board):
     assert (tmp_path / "a.model").read_bytes() == (tmp_path / "b.model").read_bytes()
 
 
+@pytest.mark.parametrize("ending", [b"", b"\r", b" # a comment"])
+def test_a_last_line_without_a_newline_streams_as_the_in_memory_model(tmp_path, board, ending):
+    # the unfinished last line became a buffer of its own (two buffers for a file that one
+    # holds): the model differed from the in-memory one, which the README promises
+    text = board.read_bytes()
+    assert text.endswith(b"\n")
+    cut = tmp_path / "cut"
+    cut.write_bytes(text[:-1] + ending)
+    common = ["-c", "10", "-g", "2", "--budget", "30", "--epochs", "2", "--seed", "7", "-q"]
+    assert _run([*common, "--stream", str(cut), "a.model"], tmp_path).returncode == 0
+    assert _run([*common, str(board), "b.model"], tmp_path).returncode == 0
+    assert (tmp_path / "a.model").read_bytes() == (tmp_path / "b.model").read_bytes()
+
+
 def test_a_buffer_larger_than_the_file_takes_the_memory_of_the_file(tmp_path):
     # --stream-buffer 1048576 (1 TiB, the largest) on a 27 KB file: the buffer holds the file,
     # not 1 TiB asked for up front (read(n) allocates n bytes first, which failed as 'out of
