@@ -347,6 +347,12 @@ def test_find_parameters_from_a_script_with_worker_processes(tmp_path, guarded):
     (["-log2c", "0,1,1", "-log2g", "0,0,1", "-png", "p.png", HEART], 2,
      "-png needs a search over both C and gamma, with at least two values of each"),
     (["-s", "dcd", "--budget", "10,20", HEART], 2, "--budget"),
+    # bsvm-train's options for the model it writes: click said "No such option" (help said
+    # every bsvm-train option passes through)
+    (["-s", "dcd", "-log2c", "0,1,1", "--stats", HEART], 2,
+     "--stats: a bsvm-train option that bsvm-grid does not take"),
+    (["-s", "dcd", "-log2c", "0,1,1", "--monitor", "m", HEART], 2,
+     "--monitor: a bsvm-train option that bsvm-grid does not take"),
     (["-s", "dcd", "-resume", "missing.out", HEART], 2, "missing.out"),
     (["-s", "dcd", "-out", "null", "no-such-file"], 1, "no-such-file"),
     (["-s", "dcd", "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", "1", "-out", "null",

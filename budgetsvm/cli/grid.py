@@ -48,7 +48,8 @@ Grid options:
   -q                   quiet: no progress bar or warnings (stdout lines are kept)
   --help               show this message
 
-bsvm-train options (all except -c, -g, -v, -b, -q and the model file) pass through, e.g.
+bsvm-train's training options pass through (all but -c, -g, -v, -b, -q, the model file and
+  --stats, --stream, --stream-buffer, --monitor, --monitor-test, --format), e.g.
   -s dcd, -t 2, -B 1, --epochs 10, -w1 2, --seed 3; see bsvm-train --help.
   -n THREADS           threads of every training (bsvm-train's -n; default: the cores
                        divided among the -j workers, 1 with --scheduler)
@@ -174,6 +175,15 @@ def training_params(passthrough, dataset=None):
         with command.make_context("bsvm-grid", list(passthrough)) as ctx:
             params = params_from_options(ctx.params)
             notices = option_notices(params.solver, *given_options(ctx))
+    except click.NoSuchOption as exc:
+        from budgetsvm.cli.common import long_options
+        from budgetsvm.cli.train import command as train_command
+        if exc.option_name in long_options(train_command) - long_options(command):
+            # --stats, --stream, --monitor, --format...: bsvm-train's, for a model it writes
+            raise ParameterError(f"{exc.option_name}: a bsvm-train option that bsvm-grid does "
+                                 "not take (a search trains cross-validation folds and writes "
+                                 "no model)") from None
+        raise
     except click.BadOptionUsage as exc:
         # `bsvm-grid heart -B 1`: the last word, no file, was taken for the data file
         if passthrough and passthrough[-1] == exc.option_name and dataset is not None \
