@@ -347,6 +347,12 @@ def test_find_parameters_from_a_script_with_worker_processes(tmp_path, guarded):
     (["-log2c", "0,1,1", "-log2g", "0,0,1", "-png", "p.png", HEART], 2,
      "-png needs a search over both C and gamma, with at least two values of each"),
     (["-s", "dcd", "--budget", "10,20", HEART], 2, "--budget"),
+    # --connect-timeout without a scheduler was accepted silently (--shared-path was refused);
+    # an empty --scheduler ran the search locally
+    (["-s", "dcd", "-log2c", "0,1,1", "--connect-timeout", "3", HEART], 2,
+     "--connect-timeout is a --scheduler option"),
+    (["-s", "dcd", "-log2c", "0,1,1", "--scheduler", "", HEART], 2,
+     "--scheduler needs the scheduler's address (HOST:PORT)"),
     # bsvm-train's options for the model it writes: click said "No such option" (help said
     # every bsvm-train option passes through)
     (["-s", "dcd", "-log2c", "0,1,1", "--stats", HEART], 2,
@@ -985,3 +991,42 @@ def test_a_scheduler_address_that_never_answers_as_dask_is_one_line_after_the_ti
                            "scheduler within 1 s (the address takes connections: another "
                            "service's port, such as the dashboard's?)\n")
     assert elapsed < 60
+
+
+def test_a_scheduler_address_that_answers_in_another_protocol_says_so():
+    # an SSH server's banner, read by dask as its frame sizes, gave "Unable to allocate
+    # 2.82 EiB for an array" as the reason
+    pytest.importorskip("distributed", reason="the dist extra (dask) is not installed")
+    import socket
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    stop = threading.Event()
+    held = []
+
+    def banner():
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                connection = listener.accept()[0]
+            except OSError:
+                continue
+            connection.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+            held.append(connection)
+    thread = threading.Thread(target=banner, daemon=True)
+    thread.start()
+    try:
+        port = listener.getsockname()[1]
+        proc = run_subprocess(["-s", "dcd", "-log2c", "0,1,1", "-out", "null",
+                               "--connect-timeout", "3", "--scheduler", f"tcp://127.0.0.1:{port}",
+                               HEART])
+    finally:
+        stop.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        listener.close()
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (f"--scheduler tcp://127.0.0.1:{port}: cannot reach the Dask "
+                           "scheduler within 3 s (what answered there does not speak Dask's "
+                           "protocol)\n")

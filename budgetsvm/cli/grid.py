@@ -230,9 +230,13 @@ def parse_arguments(argv):
     if "-j" in found or "--jobs" in found:
         options.jobs = _int("-j", found.get("-j", found.get("--jobs")), 1)
     options.scheduler = found.get("--scheduler")
+    if options.scheduler is not None and not options.scheduler.strip():
+        raise ParameterError("--scheduler needs the scheduler's address (HOST:PORT)")
     options.shared_path = bool(found.get("--shared-path"))
     if options.shared_path and not options.scheduler:
         raise ParameterError("--shared-path is a --scheduler option")
+    if "--connect-timeout" in found and not options.scheduler:
+        raise ParameterError("--connect-timeout is a --scheduler option")
     if "--retries" in found:
         options.retries = _int("--retries", found["--retries"], 0)
     if "--connect-timeout" in found:

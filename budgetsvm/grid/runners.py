@@ -410,6 +410,9 @@ def connect_dask(address, timeout=DEFAULT_CONNECT_TIMEOUT):
             if not isinstance(exc, Exception):
                 raise exc
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if isinstance(exc, MemoryError):
+                # dask read another service's bytes (an SSH banner) as its message sizes
+                reason = "what answered there does not speak Dask's protocol"
             raise BsvmError(f"--scheduler {address}: cannot reach the Dask scheduler "
                             f"within {timeout:g} s ({reason})") from None
         return outcome["client"]
