@@ -170,7 +170,7 @@ def train_bsgd_stream(path, params, zero_based=False, buffer_mb=DEFAULT_BUFFER_M
             return None, None, None, (int(unseen[0]), f"label {y[unseen[0]]:g}")
         if X.shape[1] > d:
             row = int(np.searchsorted(X.indptr, np.argmax(X.indices >= d), side="right")) - 1
-            return None, None, None, (row, "a feature index above those of the first pass")
+            return None, None, None, (row, f"a feature index above {d}")
         return X, rank_of_sorted[position].astype(np.int32), csr_arrays(X), None
 
     with _parser_thread() as parser:

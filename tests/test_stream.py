@@ -218,13 +218,17 @@ def test_the_streamed_refit_sample_is_uniform_in_memory_independent_of_the_rows(
     assert np.array_equal(rows, refit.sample_rows(10 ** 9, 16384, 7))
 
 
-def test_a_file_that_changes_names_the_row(tmp_path, board):
+@pytest.mark.parametrize("line, unseen", [
+    ("3 1:0.5 2:0.5\n", "label 3"),
+    # it said "a feature index above those of the first pass, which the first pass did not see"
+    ("1 1:0.5 3:0.5\n", "a feature index above 2")])
+def test_a_file_that_changes_names_the_row(tmp_path, board, line, unseen):
     # the first pass is over; then the file is replaced (a rename, as an editor saves): the
     # epoch that reads the new file names the row and what the first pass did not see
     import threading
     import time
     rows = board.read_text().splitlines(keepends=True)
-    changed = rows[:4000] + ["3 1:0.5 2:0.5\n"] + rows[4001:]
+    changed = rows[:4000] + [line] + rows[4001:]
     (tmp_path / "new").write_text("".join(changed))
     (tmp_path / "train").write_text("".join(rows))
 
@@ -239,7 +243,7 @@ def test_a_file_that_changes_names_the_row(tmp_path, board):
     assert result.returncode == 1 and not (tmp_path / "m").exists()
     assert result.stderr.startswith("train: the file changed during training: its data row "
                                     "4001 (epoch "), result.stderr
-    assert result.stderr.endswith("has label 3, which the first pass did not see\n")
+    assert result.stderr.endswith(f"has {unseen}, which the first pass did not see\n")
 
 
 def test_stream_refuses_a_device(tmp_path):
