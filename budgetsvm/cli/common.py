@@ -140,11 +140,12 @@ def _run(command, argv, prog_name, hint_options):
         # error at the first flush, instead of vanishing (a -v result) or a traceback
         sys.stdout = io.TextIOWrapper(io.BufferedWriter(_ClosedOutput()), encoding="ascii")
     try:
-        takes_weights = "--class-weight" in long_options(command) | set(hint_options)
+        names = long_options(command) | set(hint_options)
+        takes_weights = "--class-weight" in names
         if takes_weights:
             argv = rewrite_glued_weights(argv)
         given = list(argv)                      # click's parser consumes argv
-        check_single_dash(argv, long_options(command) | set(hint_options))
+        check_single_dash(argv, names)
         # the command itself rather than click's main(), which answers Ctrl-C with a blank
         # line on stderr (closing a terminal's ^C echo) even when stderr is a file or a pipe
         name = prog_name or command.name

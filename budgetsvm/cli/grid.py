@@ -235,11 +235,11 @@ def parse_arguments(argv):
     options.shared_path = bool(found.get("--shared-path"))
     if options.shared_path and not options.scheduler:
         raise ParameterError("--shared-path is a --scheduler option")
-    if "--connect-timeout" in found and not options.scheduler:
-        raise ParameterError("--connect-timeout is a --scheduler option")
     if "--retries" in found:
         options.retries = _int("--retries", found["--retries"], 0)
     if "--connect-timeout" in found:
+        if not options.scheduler:
+            raise ParameterError("--connect-timeout is a --scheduler option")
         try:
             options.connect_timeout = float(found["--connect-timeout"])
         except ValueError:

@@ -339,10 +339,8 @@ def _make_runner(options, X, y, fold_of_row, n_points, client, warn):
     jobs = min(jobs, n_points * options.fold)
     if jobs <= 1:
         return InlineRunner(X, y, fold_of_row)
-    if not rereadable:
-        return PoolRunner(jobs, (X, y, fold_of_row), options.zero_based, options.fold,
-                          options.params.seed, retries=options.retries, warn=warn)
-    # the workers read the file again: they check that it still holds these data
-    return PoolRunner(jobs, options.dataset, options.zero_based, options.fold,
-                      options.params.seed, retries=options.retries, warn=warn,
-                      fingerprint=data_fingerprint(X, y))
+    # workers that read the file again check that it still holds these data
+    source, fingerprint = (options.dataset, data_fingerprint(X, y)) if rereadable \
+        else ((X, y, fold_of_row), None)
+    return PoolRunner(jobs, source, options.zero_based, options.fold, options.params.seed,
+                      retries=options.retries, warn=warn, fingerprint=fingerprint)
